@@ -103,6 +103,20 @@ def _invocation(
     return out
 
 
+def _scope_dict(
+    phase: Any, uuid: str, parent: str | None, category: Any, name: str, metadata: Any
+) -> JsonDict:
+    return {
+        "kind": "scope",
+        "scope_category": phase,
+        "uuid": uuid,
+        "parent_uuid": parent,
+        "category": category,
+        "name": name,
+        "metadata": metadata,
+    }
+
+
 class TrajectoryBuilder:
     """Builds ATIF trajectories from ATOF event dicts fed in delivery (file) order.
 
@@ -175,26 +189,56 @@ class TrajectoryBuilder:
             return
         phase = event.get("scope_category")
         category = event.get("category")
+        if category != "llm" and category != "tool":
+            name = as_str(event.get("name")) or ""
+            self.feed_scope(phase, uuid, parent, category, name, event.get("metadata"), event)
+        elif phase == "start":
+            if parent is not None and parent in self._dead:
+                self._dead.add(uuid)
+            elif category == "llm":
+                self._llm_start(event, uuid, parent)
+            else:
+                self._tool_start(event, uuid, parent)
+        elif phase == "end":
+            if uuid in self._dead:
+                self._dead.discard(uuid)
+            elif category == "llm":
+                self._llm_end(event, uuid, parent)
+            else:
+                self._tool_end(event, uuid, parent)
+        else:
+            self.skipped += 1
+
+    def feed_scope(
+        self,
+        phase: Any,
+        uuid: str,
+        parent: str | None,
+        category: Any,
+        name: str,
+        metadata: Any,
+        event: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Apply a scope event of any category but ``llm``/``tool`` given as its fields.
+
+        These events only shape the tree (agent scopes start trajectories; others map their
+        work to the trajectory above), so the live exporter hands over the few fields read
+        here instead of a parsed event. ``event`` is the whole dict, if there is one.
+        """
         if phase == "start":
             if parent is not None and parent in self._dead:
                 self._dead.add(uuid)
                 return
-            if category == "llm":
-                self._llm_start(event, uuid, parent)
-            elif category == "tool":
-                self._tool_start(event, uuid, parent)
-            else:
-                self._scope_start(event, uuid, parent, category)
+            if event is None and self._include_events:
+                event = _scope_dict(phase, uuid, parent, category, name, metadata)
+            self._scope_start(event, uuid, parent, category, name, as_dict(metadata))
         elif phase == "end":
             if uuid in self._dead:
                 self._dead.discard(uuid)
                 return
-            if category == "llm":
-                self._llm_end(event, uuid, parent)
-            elif category == "tool":
-                self._tool_end(event, uuid, parent)
-            else:
-                self._scope_end(event, uuid)
+            if event is None and self._include_events:
+                event = _scope_dict(phase, uuid, parent, category, name, metadata)
+            self._scope_end(event, uuid)
         else:
             self.skipped += 1
 
@@ -229,9 +273,9 @@ class TrajectoryBuilder:
         scope = self._scopes.get(uuid) if uuid is not None else None
         return scope.name if scope is not None else None
 
-    def _record(self, node: TrajectoryNode, event: Mapping[str, Any]) -> None:
+    def _record(self, node: TrajectoryNode, event: Mapping[str, Any] | None) -> None:
         events = node.root.events
-        if events is not None:
+        if events is not None and event is not None:
             events.append(dict(event))
 
     def _record_mark(self, event: Mapping[str, Any], parent: str | None) -> None:
@@ -245,10 +289,14 @@ class TrajectoryBuilder:
     # -- scopes and sub-agents -----------------------------------------------------------------
 
     def _scope_start(
-        self, event: Mapping[str, Any], uuid: str, parent: str | None, category: Any
+        self,
+        event: Mapping[str, Any] | None,
+        uuid: str,
+        parent: str | None,
+        category: Any,
+        name: str,
+        metadata: JsonDict | None,
     ) -> None:
-        name = as_str(event.get("name")) or ""
-        metadata = as_dict(event.get("metadata"))
         parent_scope = self._scopes.get(parent) if parent is not None else None
         if parent_scope is not None:
             node = parent_scope.node
@@ -275,7 +323,7 @@ class TrajectoryBuilder:
 
     def _manual_top_level(
         self,
-        event: Mapping[str, Any],
+        event: Mapping[str, Any] | None,
         uuid: str,
         name: str,
         category: Any,
@@ -343,7 +391,7 @@ class TrajectoryBuilder:
             tool.children.append(child)
         return child
 
-    def _scope_end(self, event: Mapping[str, Any], uuid: str) -> None:
+    def _scope_end(self, event: Mapping[str, Any] | None, uuid: str) -> None:
         scope = self._scopes.pop(uuid, None)
         if scope is None:
             return

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,15 @@ PENDING_LIMIT = 4096
 """Queued event texts past which the emitting thread maps them itself."""
 
 
-def _queued(event: ScopeEvent | MarkEvent) -> str | JsonDict | None:
-    """What the mapping needs of ``event``, taken now (see ``AtifExporter.on_event``)."""
-    if not isinstance(event, ScopeEvent):
-        return None  # the builder keeps no marks (raw events are not included here)
+def _queued(event: ScopeEvent) -> str | JsonDict | ScopeEvent:
+    """What the mapping needs of scope ``event``, taken now (see ``AtifExporter.on_event``)."""
     category = event.category
     if category == "llm" or category == "tool":
         return event.to_json()  # a snapshot of the payloads as the ATOF line has them
+    if category != "agent" and category != "custom":
+        # Only ids, name and category are read for these (all immutable strings), so the
+        # event itself is queued: no copy, no dict, no parse.
+        return event
     metadata = event.metadata
     return {
         "kind": "scope",
@@ -73,8 +76,9 @@ class AtifExporter:
         self._info = AgentInfo(agent_name, agent_version, model_name, tool_definitions, extra)
         self._lock = threading.Lock()  # the builder
         self._builder = self._new_builder()
-        self._pending_lock = threading.Lock()  # only the list below: taken by emitters
-        self._pending: list[str | JsonDict] = []  # not mapped yet, in delivery order
+        # Not mapped yet, in delivery order. deque.append/popleft are atomic, so emitters
+        # queue without a lock while a drain (under ``_lock``) takes from the other end.
+        self._pending: deque[str | JsonDict | ScopeEvent] = deque()
         self._names: set[str] = set()
         self._failed = False
 
@@ -89,16 +93,15 @@ class AtifExporter:
         fields the mapping reads, and marks not at all (they produce no steps).
         """
         try:
-            if isinstance(event, (ScopeEvent, MarkEvent)):
-                item = _queued(event)
-                if item is None:
-                    return
-                with self._pending_lock:
-                    self._pending.append(item)
-                    backlog = len(self._pending)
-                if backlog >= PENDING_LIMIT:  # nobody exported for a while: bound the memory
+            cls = event.__class__
+            if cls is ScopeEvent:
+                pending = self._pending
+                pending.append(_queued(event))
+                if len(pending) >= PENDING_LIMIT:  # nobody exported for a while: bound memory
                     self._drain()
                 return
+            if cls is MarkEvent:
+                return  # the builder keeps no marks (raw events are not included here)
             record = event if isinstance(event, Mapping) else event.to_dict()
             with self._lock:
                 self._drain_locked()
@@ -121,12 +124,19 @@ class AtifExporter:
 
     def _drain_locked(self) -> None:
         """Map the queued event texts (the caller holds ``_lock``)."""
-        with self._pending_lock:
-            pending, self._pending = self._pending, []
-        feed = self._builder.feed
-        for item in pending:
+        pending = self._pending
+        builder = self._builder
+        feed, feed_scope, loads, take = builder.feed, builder.feed_scope, json.loads, pending.popleft
+        while pending:
+            item = take()
             try:
-                feed(json.loads(item) if isinstance(item, str) else item)
+                if item.__class__ is str:
+                    feed(loads(item))  # type: ignore[arg-type]
+                elif item.__class__ is ScopeEvent:
+                    e: ScopeEvent = item  # type: ignore[assignment]
+                    feed_scope(e.scope_category, e.uuid, e.parent_uuid, e.category, e.name, None)
+                else:
+                    feed(item)  # type: ignore[arg-type]
             except Exception:
                 self._failure()
 
@@ -203,6 +213,5 @@ class AtifExporter:
     def clear(self) -> None:
         """Forget every event received so far."""
         with self._lock:
-            with self._pending_lock:
-                self._pending = []
+            self._pending.clear()
             self._builder = self._new_builder()
