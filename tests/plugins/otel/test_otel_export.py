@@ -194,3 +194,35 @@ def test_shutdown_ends_open_spans_as_incomplete(make_otel: Any) -> None:
     assert set(names) == {"agent", "llm.m", "tool.t"}
     root = names["agent"].attributes or {}
     assert root["hermes.turn.final_status"] == "incomplete"
+
+
+def test_span_json_matches_the_sdk_text() -> None:
+    """The file exporter's fast span line is byte-identical to ReadableSpan.to_json(indent=None)
+    for spans with parents, events, links, sequence attributes and an error description."""
+    from opentelemetry import trace as trace_api
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import Link, Status, StatusCode
+
+    from wayline.plugins.observability.otel.export import SpanJson
+
+    captured = BlockingExporter()
+    captured.release.set()
+    provider = TracerProvider(resource=Resource.create({"service.name": "wayline", "n": 3}))
+    provider.add_span_processor(SimpleSpanProcessor(captured))
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("root", attributes={"a": "ü \"q\"", "l": [1, 2]}) as root:
+        root.add_event("ev", {"k": 1.5})
+        link = Link(root.get_span_context(), {"why": "x"})
+        with tracer.start_as_current_span(
+            "child", kind=trace_api.SpanKind.CLIENT, links=[link]
+        ) as child:
+            child.set_status(Status(StatusCode.ERROR, "boom"))
+    unended = tracer.start_span("open")
+    spans = [*captured.spans, unended]
+    span_json = SpanJson()
+    assert len(spans) == 3
+    for span in spans:
+        assert span_json(span) == span.to_json(indent=None)  # type: ignore[attr-defined]
+    provider.shutdown()

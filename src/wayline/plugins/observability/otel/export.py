@@ -10,6 +10,7 @@ exporters for offline use and a filter that keeps a flapping OTLP exporter's log
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -20,10 +21,15 @@ from typing import Any, TextIO
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.util import ns_to_iso_str
+from opentelemetry.trace import SpanContext
 
 log = logging.getLogger("wayline.plugins.otel")
+
+_dumps = json.JSONEncoder().encode  # json.dumps' defaults, without its per-call set-up
 
 
 class BoundedSpanProcessor(SpanProcessor):
@@ -233,11 +239,79 @@ class _JsonLinesFile:
                 self._fh = None
 
 
+def _context_json(context: SpanContext) -> dict[str, str]:
+    return {
+        "trace_id": f"0x{context.trace_id:032x}",
+        "span_id": f"0x{context.span_id:016x}",
+        "trace_state": repr(context.trace_state),
+    }
+
+
+def _attributes_json(attributes: Any) -> dict[str, Any] | None:
+    return None if attributes is None else dict(attributes)
+
+
+class SpanJson:
+    """``ReadableSpan.to_json(indent=None)``, the same text, at a fraction of its cost.
+
+    The SDK re-encodes the span's resource with ``indent=4`` and parses it back for every
+    span, and that round trip is most of its cost; here the resource's JSON object is built
+    once per resource and the span goes through one compact C-encoder call.
+    """
+
+    def __init__(self) -> None:
+        self._resource: tuple[Resource | None, Any] = (None, None)
+
+    def _resource_json(self, resource: Resource) -> Any:
+        cached, value = self._resource
+        if cached is not resource:
+            value = {"attributes": dict(resource.attributes), "schema_url": resource.schema_url}
+            self._resource = (resource, value)
+        return value
+
+    def __call__(self, span: ReadableSpan) -> str:
+        """The span's JSON line text (no newline)."""
+        status = span.status
+        status_json = {"status_code": str(status.status_code.name)}
+        if status.description:
+            status_json["description"] = status.description
+        start, end, parent, context = span.start_time, span.end_time, span.parent, span.context
+        return _dumps(
+            {
+                "name": span.name,
+                "context": _context_json(context) if context else None,
+                "kind": str(span.kind),
+                "parent_id": None if parent is None else f"0x{parent.span_id:016x}",
+                "start_time": ns_to_iso_str(start) if start else None,
+                "end_time": ns_to_iso_str(end) if end else None,
+                "status": status_json,
+                "attributes": _attributes_json(span.attributes),
+                "events": [
+                    {
+                        "name": event.name,
+                        "timestamp": ns_to_iso_str(event.timestamp),
+                        "attributes": _attributes_json(event.attributes),
+                    }
+                    for event in span.events
+                ],
+                "links": [
+                    {
+                        "context": _context_json(link.context),
+                        "attributes": _attributes_json(link.attributes),
+                    }
+                    for link in span.links
+                ],
+                "resource": self._resource_json(span.resource),
+            }
+        )
+
+
 class JsonLinesSpanExporter(SpanExporter):
     """One span per line in the SDK's JSON form (``ReadableSpan.to_json``), appended."""
 
     def __init__(self, path: Path) -> None:
         self._file = _JsonLinesFile(path)
+        self._span_json = SpanJson()
 
     @property
     def path(self) -> Path:
@@ -247,7 +321,7 @@ class JsonLinesSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Append ``spans``; FAILURE (never an exception) when the file cannot be written."""
         try:
-            self._file.write([span.to_json(indent=None) for span in spans])
+            self._file.write([self._span_json(span) for span in spans])
         except (OSError, ValueError) as exc:
             log.debug("observability/otel: cannot write %s: %r", self._file.path, exc)
             return SpanExportResult.FAILURE
