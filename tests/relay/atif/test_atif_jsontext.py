@@ -165,3 +165,26 @@ def test_refresher_coalesces_requests_within_an_interval() -> None:
     refresher.schedule("k", job("dropped"), 10.0)
     refresher.cancel("k")
     assert not refresher.pending("k")
+
+
+def test_refresher_waits_longer_after_a_slow_job() -> None:
+    """A key whose last job took d seconds runs again no sooner than COST_FACTOR * d after it
+    started, even when its interval is shorter (refreshing stays a small share of a core)."""
+    from wayline.relay.atif.refresh import COST_FACTOR
+
+    refresher = Refresher()
+    started: list[float] = []
+    done = threading.Event()
+
+    def slow() -> None:
+        started.append(time.monotonic())
+        time.sleep(0.05)
+        done.set()
+
+    refresher.schedule("k", slow, 0.01)
+    assert done.wait(5)
+    done.clear()
+    time.sleep(0.1)  # the job has finished and recorded its duration
+    refresher.schedule("k", slow, 0.01)
+    assert done.wait(10)
+    assert started[1] - started[0] >= 0.05 * COST_FACTOR * 0.95

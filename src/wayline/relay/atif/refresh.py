@@ -4,7 +4,8 @@ A running session's trajectory file is rewritten whole (ATIF is one JSON documen
 rewriting it after every turn costs time that grows with the session: a 100-turn session
 would write hundreds of megabytes. A refresh is instead queued here and done on one daemon
 thread, at most once per ``interval`` per key; requests arriving meanwhile merge into the
-pending one. The final write of a session stays synchronous (its owner calls the exporter's
+pending one. The interval stretches to ``COST_FACTOR`` times the last rewrite's duration, so
+refreshing a long session's file never takes more than about 5% of a core. The final write of a session stays synchronous (its owner calls the exporter's
 ``write``, which cancels a pending refresh), so nothing here is needed for completeness.
 """
 
@@ -20,6 +21,9 @@ __all__ = ["Refresher", "refresher"]
 
 _log = logging.getLogger("wayline.relay.atif")
 
+COST_FACTOR = 20.0
+"""A key's next job waits at least this many times as long as its last job took."""
+
 
 class Refresher:
     """Runs jobs keyed by ``key`` on one daemon thread, each key at most once per interval.
@@ -30,16 +34,20 @@ class Refresher:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        # key -> (due time, job); key -> time its last job started
+        # key -> (due time, job); key -> (time its last job started, seconds it took)
         self._pending: dict[Hashable, tuple[float, Callable[[], None]]] = {}
-        self._last: dict[Hashable, float] = {}
+        self._last: dict[Hashable, tuple[float, float]] = {}
         self._thread: threading.Thread | None = None
         self._failed = False
 
     def schedule(self, key: Hashable, job: Callable[[], None], interval: float) -> None:
-        """Run ``job`` once ``interval`` seconds passed since ``key``'s last run (or now)."""
+        """Run ``job`` once ``interval`` seconds (or ``COST_FACTOR`` times the last job's
+        duration, if longer) passed since ``key``'s last run started (or now)."""
         with self._cond:
-            due = max(time.monotonic(), self._last.get(key, float("-inf")) + interval)
+            due = time.monotonic()
+            last = self._last.get(key)
+            if last is not None:
+                due = max(due, last[0] + max(interval, last[1] * COST_FACTOR))
             pending = self._pending.get(key)
             self._pending[key] = (min(due, pending[0]) if pending else due, job)
             if self._thread is None:
@@ -60,7 +68,7 @@ class Refresher:
         with self._cond:
             return key in self._pending
 
-    def _next(self) -> Callable[[], None]:
+    def _next(self) -> tuple[Hashable, Callable[[], None]]:
         with self._cond:
             while True:
                 if not self._pending:
@@ -72,18 +80,24 @@ class Refresher:
                     self._cond.wait(wait)
                     continue
                 del self._pending[key]
-                self._last[key] = time.monotonic()
-                return job
+                last = self._last.get(key)
+                self._last[key] = (time.monotonic(), last[1] if last is not None else 0.0)
+                return key, job
 
     def _run(self) -> None:
         while True:
-            job = self._next()
+            key, job = self._next()
+            started = time.monotonic()  # the job's duration sets the key's next wait
             try:
                 job()
             except Exception:
                 if not self._failed:
                     self._failed = True
                     _log.exception("background ATIF refresh failed (further failures not logged)")
+            finally:
+                with self._cond:
+                    if key in self._last:  # (not cancelled meanwhile)
+                        self._last[key] = (self._last[key][0], time.monotonic() - started)
 
     def _after_fork(self) -> None:
         # The thread did not survive the fork; pending jobs belong to the parent.
