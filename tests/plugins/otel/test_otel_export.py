@@ -71,6 +71,7 @@ def test_turn_completes_while_the_exporter_is_blocked(
             agent.run_turn("go again")
         assert result.text == "done"
         assert not exporter.release.is_set() and exporter.spans == [], "export still blocked"
+        assert plugin.drain(10), "the hook worker is not blocked by the exporter"
         stats = plugin.stats()
         # 8 spans in the first turn and 3 in the second; only 4 fit in the queue.
         assert stats["queued"] == 4 and stats["dropped_queue_full"] == 7

@@ -45,6 +45,7 @@ from wayline.plugins.observability.otel.attributes import (
     tool_target,
     usage_counts,
 )
+from wayline.plugins.observability.otel.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.instruments import Instruments
 from wayline.plugins.observability.otel.pipeline import Pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings
@@ -290,6 +291,7 @@ class OtelObserver:
                     "exception.message": message,
                     "exception.escaped": final,
                 },
+                timestamp=event_time_ns(),
             )
             if state is not None:
                 state.error_type = etype

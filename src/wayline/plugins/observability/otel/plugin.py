@@ -11,6 +11,7 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from wayline.plugins.observability.otel.hookqueue import HookQueue
 from wayline.plugins.observability.otel.observer import HOOKS, OtelObserver
 from wayline.plugins.observability.otel.pipeline import Pipeline, build_pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
@@ -43,10 +44,38 @@ class OtelPlugin:
             remote_parent_session=env.get(PARENT_SESSION_ENV) or None,
         )
         self._closed = False
+        self.queue = HookQueue() if settings.async_hooks else None
 
     def hooks(self) -> dict[str, Callable[..., None]]:
-        """Hook name → observer callback (every callback fails open in the host)."""
-        return {name: getattr(self.observer, name) for name in HOOKS}
+        """Hook name → host callback, an OBSERVER that fails open.
+
+        With ``async_hooks`` (the default) each callback only queues its payload for the
+        plugin's worker thread (see ``hookqueue``); the session-end hooks then wait for the
+        worker when ``force_flush_on_session_end`` asks for spans on disk at that point.
+        """
+        callbacks = {name: getattr(self.observer, name) for name in HOOKS}
+        queue = self.queue
+        if queue is None:
+            return callbacks
+        hooks = {name: queue.wrap(name, callback) for name, callback in callbacks.items()}
+        if self.settings.force_flush_on_session_end:
+            for name in ("on_session_end", "on_session_finalize"):
+                hooks[name] = self._waiting(queue.wrap(name, callbacks[name]))
+        return hooks
+
+    def _waiting(self, queued: Callable[..., None]) -> Callable[..., None]:
+        timeout_s = self.settings.flush_timeout_ms / 1000.0
+
+        def hook(**payload: Any) -> None:
+            queued(**payload)
+            self.drain(timeout_s)
+
+        hook.__name__ = queued.__name__
+        return hook
+
+    def drain(self, timeout_s: float = 5.0) -> bool:
+        """Wait (bounded) until every hook received so far has been turned into spans."""
+        return True if self.queue is None else self.queue.drain(timeout_s)
 
     def attach(self, bus: Any, plugin: str = KEY) -> None:
         """Subscribe to a host's hook bus directly (``bus.register(name, callback, plugin)``)."""
@@ -55,10 +84,14 @@ class OtelPlugin:
 
     def force_flush(self, timeout_ms: int = 5000) -> bool:
         """Export everything ended so far; waits at most about ``timeout_ms``."""
-        return self.pipeline.force_flush(timeout_ms)
+        started = time.monotonic()
+        drained = self.drain(timeout_ms / 1000.0)
+        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        return self.pipeline.force_flush(left) and drained
 
     def traceparent_for_child(self, child_session_id: str) -> str | None:
         """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
+        self.drain()
         return self.observer.traceparent_for_child(child_session_id)
 
     def child_env(
@@ -74,8 +107,13 @@ class OtelPlugin:
         return env
 
     def stats(self) -> dict[str, int]:
-        """Export counters: exported, dropped (queue full / export failed), queued…"""
-        return self.pipeline.stats()
+        """Export counters: exported, dropped (queue full / export failed), queued…, and
+        ``hooks_pending``/``hook_failures`` of the hook worker."""
+        stats = self.pipeline.stats()
+        if self.queue is not None:
+            stats["hooks_pending"] = self.queue.pending()
+            stats["hook_failures"] = self.queue.failures
+        return stats
 
     def shutdown(self) -> None:
         """End open spans (``incomplete``), export what is left (bounded), stop threads."""
@@ -83,6 +121,8 @@ class OtelPlugin:
             return
         self._closed = True
         try:
+            if self.queue is not None:
+                self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
             self.observer.close_all()
         finally:
             self.pipeline.shutdown(self.settings.shutdown_timeout_ms)

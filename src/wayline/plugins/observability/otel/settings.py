@@ -47,6 +47,7 @@ class OtelSettings:
     history_max_chars: int = 20_000
     agent_name: str = "wayline"
     root_span_ttl_ms: int = 600_000
+    async_hooks: bool = True
     force_flush_on_session_end: bool = False
     flush_timeout_ms: int = 2_000
     shutdown_timeout_ms: int = 2_000

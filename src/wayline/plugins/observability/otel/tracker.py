@@ -20,6 +20,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from wayline.plugins.observability.otel.attributes import Attrs
+from wayline.plugins.observability.otel.hookqueue import event_time_ns
 
 Key = tuple[str, str]
 
@@ -103,7 +104,7 @@ def end_span(
         span.set_status(Status(StatusCode.ERROR, error))
     else:
         span.set_status(Status(StatusCode.OK))
-    span.end(end_time=end_time)
+    span.end(end_time=end_time if end_time is not None else event_time_ns())
 
 
 class Tracker:
@@ -138,7 +139,12 @@ class Tracker:
         """A span under ``parent`` (or a new trace: never the thread's ambient context)."""
         ctx = trace.set_span_in_context(parent) if parent is not None else Context()
         return self.tracer.start_span(
-            name, context=ctx, kind=kind, attributes=attrs, links=links, start_time=start_time
+            name,
+            context=ctx,
+            kind=kind,
+            attributes=attrs,
+            links=links,
+            start_time=start_time if start_time is not None else event_time_ns(),
         )
 
     # -- lookups -----------------------------------------------------------------------------
