@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
+from wayline.relay.jsonfmt import JsonText
+
 __all__ = [
     "Json",
     "LLMAttributes",
@@ -166,7 +168,10 @@ class LLMRequest:
         if not isinstance(content, Mapping):
             raise TypeError(f"LLMRequest content must be a mapping, not {type(content).__name__}")
         self.headers: dict[str, Json] = dict(headers)
-        self.content: dict[str, Json] = dict(content)
+        # A JsonText is kept as is: it is read-only and its text must stay with it.
+        self.content: dict[str, Json] = (
+            content if content.__class__ is JsonText else dict(content)  # type: ignore[assignment]
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LLMRequest):

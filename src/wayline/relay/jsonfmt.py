@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["dumps", "encode_str", "fix_relay_floats"]
+__all__ = ["ItemTextCache", "JsonText", "dumps", "encode_str", "fix_relay_floats", "with_text"]
 
 encode_str: Callable[[str], str] = json.encoder.encode_basestring
 """JSON string literal of a ``str`` with ``ensure_ascii=False`` escaping (the C fast path)."""
@@ -95,12 +95,70 @@ def fix_relay_floats(text: str) -> str:
     return text
 
 
+class JsonText(dict[str, Any]):
+    """A JSON object that carries its own Relay-exact text: :func:`dumps` returns ``text``.
+
+    Built by :func:`with_text`; treat it as read-only (the text is not updated on changes).
+    Everywhere else it is an ordinary ``dict``.
+    """
+
+    __slots__ = ("text",)
+
+    text: str
+
+
+class ItemTextCache:
+    """JSON text of list members that are never mutated, found again by identity (bounded).
+
+    For a conversation sent call after call: the sanitizer hands back the same message
+    objects for the unchanged prefix, so each message is encoded once instead of once per
+    call. Entries hold their object, so an ``id`` cannot be reused while it is cached.
+    """
+
+    __slots__ = ("_limit", "_texts")
+
+    def __init__(self, limit: int = 8192) -> None:
+        self._limit = limit
+        self._texts: dict[int, tuple[Any, str]] = {}
+
+    def text(self, item: Any) -> str:
+        """``dumps(item)``, cached by the identity of ``item``."""
+        hit = self._texts.get(id(item))
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        text = dumps(item)
+        if len(self._texts) >= self._limit:
+            self._texts.clear()
+        self._texts[id(item)] = (item, text)
+        return text
+
+
+def with_text(obj: Mapping[str, Any], cache: ItemTextCache) -> JsonText | None:
+    """A :class:`JsonText` copy of ``obj`` whose list members (objects) are encoded through
+    ``cache``; ``None`` when a key is not a string (the caller keeps the plain object)."""
+    if not all(key.__class__ is str for key in obj):
+        return None
+    parts = []
+    for key in sorted(obj):
+        value = obj[key]
+        if value.__class__ is list:
+            items = ",".join([cache.text(v) if v.__class__ is dict else dumps(v) for v in value])
+            parts.append(f"{encode_str(key)}:[{items}]")
+        else:
+            parts.append(f"{encode_str(key)}:{dumps(value)}")
+    out = JsonText(obj)
+    out.text = "{" + ",".join(parts) + "}"
+    return out
+
+
 def dumps(value: Any) -> str:
     """Relay-identical compact JSON text of ``value`` (``None`` is ``null``)."""
     if value is None:
         return "null"
     if value.__class__ is str:
         return encode_str(value)
+    if value.__class__ is JsonText:
+        return value.text  # type: ignore[no-any-return]
     try:
         text = _encode(value)
     except (RecursionError, ValueError, TypeError):

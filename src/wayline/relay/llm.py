@@ -24,6 +24,7 @@ from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _icpt
 from wayline.relay import subscribers as _subs
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
+from wayline.relay.jsonfmt import JsonText, dumps
 from wayline.relay.events import ScopeEvent, merge_json
 from wayline.relay.handles import LLMHandle, ScopeHandle
 from wayline.relay.outcomes import (
@@ -77,7 +78,14 @@ def observable_headers(headers: Mapping[str, Json]) -> dict[str, Json]:
 
 
 def _start_event_data(request: LLMRequest) -> dict[str, Any]:
-    return {"content": request.content, "headers": observable_headers(request.headers)}
+    content, headers = request.content, observable_headers(request.headers)
+    data = {"content": content, "headers": headers}
+    if content.__class__ is JsonText:
+        # The body's text is known (see jsonfmt.with_text): the line reuses it.
+        text = f'{{"content":{dumps(content)},"headers":{dumps(headers)}}}'
+        data = JsonText(data)
+        data.text = text
+    return data
 
 
 def _begin_span(

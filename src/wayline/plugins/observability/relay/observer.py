@@ -31,6 +31,7 @@ from wayline.contract.sanitize import TRUNCATED_ITEMS_KEY, SanitizeMemo, sanitiz
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
+from wayline.relay.jsonfmt import ItemTextCache, with_text
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -153,6 +154,16 @@ class Session:
     turns: set[str] = field(default_factory=set)
     # Sanitized raw request messages, reused call after call (see request_body).
     memo: SanitizeMemo = field(default_factory=lambda: SanitizeMemo(1, limit=4096))
+    # ATOF text of those messages: a request repeats the conversation, the line reuses it.
+    texts: ItemTextCache = field(default_factory=ItemTextCache)
+
+
+def _with_text(body: Any, texts: ItemTextCache) -> Any:
+    """``body`` with its ATOF text built from per-message texts (sanitized messages are
+    never mutated, so their text is reused from call to call)."""
+    if isinstance(body, dict):
+        return with_text(body, texts) or body
+    return body
 
 
 class RelayObserver:
@@ -416,7 +427,7 @@ class RelayObserver:
             )
         span = relay.llm.call(
             str(kw.get("provider") or "llm"),
-            relay.LLMRequest({}, request_body(kw, sess.memo)),
+            relay.LLMRequest({}, _with_text(request_body(kw, sess.memo), sess.texts)),
             handle=sess.handle,
             data={"turn_id": kw.get("turn_id"), "api_request_id": kw.get("api_request_id")},
             metadata=metadata(kw),
