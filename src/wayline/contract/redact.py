@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from wayline.contract._trie import any_word_pattern
+
 __all__ = [
     "REDACTED",
     "REDACT_PATTERNS_ENV",
@@ -471,8 +473,7 @@ def _make_snapshot() -> _Snapshot:
     rules = (*_BUILTINS, *_key_rules(), *(_env_rules or ()), *_user_rules.values())
     gated = tuple((rule, frozenset(rule.triggers)) for rule in rules)
     triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
-    alternation = "|".join(re.escape(t) for t in sorted(triggers, key=len, reverse=True))
-    trigger_re = re.compile(alternation or r"(?!x)x")
+    trigger_re = re.compile(any_word_pattern(triggers))
     return _Snapshot(gated, triggers, any(not rule.triggers for rule in rules), trigger_re)
 
 
