@@ -24,9 +24,9 @@ from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _icpt
 from wayline.relay import subscribers as _subs
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
-from wayline.relay.jsonfmt import JsonText, dumps
 from wayline.relay.events import ScopeEvent, merge_json
 from wayline.relay.handles import LLMHandle, ScopeHandle
+from wayline.relay.jsonfmt import JsonText, dumps
 from wayline.relay.outcomes import (
     LLMExecutionContext,
     LLMRequestInterceptOutcome,

@@ -213,7 +213,7 @@ def test_span_json_matches_the_sdk_text() -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "wayline", "n": 3}))
     provider.add_span_processor(SimpleSpanProcessor(captured))
     tracer = provider.get_tracer("t")
-    with tracer.start_as_current_span("root", attributes={"a": "ü \"q\"", "l": [1, 2]}) as root:
+    with tracer.start_as_current_span("root", attributes={"a": 'ü "q"', "l": [1, 2]}) as root:
         root.add_event("ev", {"k": 1.5})
         link = Link(root.get_span_context(), {"why": "x"})
         with tracer.start_as_current_span(

@@ -126,7 +126,12 @@ class AtifExporter:
         """Map the queued event texts (the caller holds ``_lock``)."""
         pending = self._pending
         builder = self._builder
-        feed, feed_scope, loads, take = builder.feed, builder.feed_scope, json.loads, pending.popleft
+        feed, feed_scope, loads, take = (
+            builder.feed,
+            builder.feed_scope,
+            json.loads,
+            pending.popleft,
+        )
         while pending:
             item = take()
             try:

@@ -5,8 +5,9 @@ rewriting it after every turn costs time that grows with the session: a 100-turn
 would write hundreds of megabytes. A refresh is instead queued here and done on one daemon
 thread, at most once per ``interval`` per key; requests arriving meanwhile merge into the
 pending one. The interval stretches to ``COST_FACTOR`` times the last rewrite's duration, so
-refreshing a long session's file never takes more than about 5% of a core. The final write of a session stays synchronous (its owner calls the exporter's
-``write``, which cancels a pending refresh), so nothing here is needed for completeness.
+refreshing a long session's file never takes more than about 5% of a core. The final write
+of a session stays synchronous (its owner calls the exporter's ``write``, which cancels a
+pending refresh), so nothing here is needed for completeness.
 """
 
 from __future__ import annotations

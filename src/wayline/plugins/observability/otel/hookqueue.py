@@ -110,7 +110,7 @@ class HookQueue:
         _local.ns = ns
         try:
             callback(**payload)
-        except BaseException as exc:  # noqa: BLE001 - an observer must never stop the worker
+        except BaseException as exc:
             self.failures += 1
             key = (hook, type(exc))
             if key not in self._logged:
