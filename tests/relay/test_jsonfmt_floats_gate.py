@@ -19,3 +19,13 @@ def test_small_floats_next_to_uuids_get_relay_spelling() -> None:
     value = {"id": "0fe-7e-1", "a": 1.5e-06, "b": 2e-05, "c": "1e-06 in text"}
     assert dumps(value) == '{"a":1.5e-6,"b":0.00002,"c":"1e-06 in text","id":"0fe-7e-1"}'
     assert fix_relay_floats('{"v":[1e-07,"2e-07"]}') == '{"v":[1e-7,"2e-07"]}'
+
+
+def test_gate_ignores_float_shapes_inside_ids_but_not_spaced_values() -> None:
+    """The precheck skips the rewrite for ids like "…5e-71…" and still catches small floats
+    after ": " / ", " separators (fix_relay_floats is public) and as a whole text."""
+    from wayline.relay.jsonfmt import _needs_fix
+
+    assert not _needs_fix('{"id":"0195e-71aa-4e-12","run":"9e-10x"}')
+    assert _needs_fix('{"a": 1e-05}') and _needs_fix("[0, 2.5e-07 ]") and _needs_fix("1e-100")
+    assert fix_relay_floats('{"a": 1e-05, "b": [2e-07 ]}') == '{"a": 0.00001, "b": [2e-7 ]}'

@@ -74,9 +74,12 @@ def _fix_token(m: re.Match[str]) -> str:
     return f"{sign}{lead}{'.' + frac if frac else ''}e-{exp}"
 
 
-# A Python float with a negative exponent always reads <digit>e-<digit>. "e-" alone is common
-# in text (UUIDs, hyphenated words), and the tokenizing rewrite walks every string literal.
-_SMALL_FLOAT = re.compile(r"\de-\d")
+# A Python float with a negative exponent reads <digits>e-<two or more digits>, and as a
+# value of compact JSON it stands between ":", "," or "[" and ",", "]" or "}" (or is the
+# whole text). "e-" is common in text (UUIDs, hyphenated words), and the tokenizing rewrite
+# walks every string literal, so only this shape triggers it (a string that merely looks
+# like it just costs the exact rewrite, which leaves strings alone).
+_SMALL_FLOAT = re.compile(r"(?:^|[:,\[])\s*-?\d+(?:\.\d+)?e-\d\d+\s*(?:$|[,\]}])")
 
 
 def _needs_fix(text: str) -> bool:
