@@ -85,3 +85,17 @@ def test_llm_start_line_uses_the_body_text(tmp_path: Any) -> None:
     assert plain_start["data"] == wrapped_start["data"]
     assert plain_start["data"]["content"]["t"] == 2e-05
     assert lines[2].count('"t":0.00002') == 1 and '"headers":{"x-a":"b"}' in lines[2]
+
+
+def test_a_replaced_earlier_message_is_not_served_from_the_joined_prefix() -> None:
+    """When an earlier member is a different object (history rewritten, e.g. compressed),
+    the joined text is rebuilt, so the line shows the new history, not the old one."""
+    cache = ItemTextCache()
+    history = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    with_text({"messages": history}, cache)
+    summary, later = {"role": "user", "content": "summary"}, {"role": "user", "content": "c"}
+    rewritten = [summary, history[1], later]
+    body = with_text({"messages": rewritten}, cache)
+    assert body is not None and dumps(body) == dumps({"messages": rewritten})
+    shorter = with_text({"messages": rewritten[:1]}, cache)
+    assert shorter is not None and dumps(shorter) == dumps({"messages": rewritten[:1]})

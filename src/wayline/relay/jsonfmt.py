@@ -9,6 +9,7 @@ is written as a decimal (``0.000015``) and smaller magnitudes without exponent p
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -118,11 +119,32 @@ class ItemTextCache:
     call. Entries hold their object, so an ``id`` cannot be reused while it is cached.
     """
 
-    __slots__ = ("_limit", "_texts")
+    __slots__ = ("_joined", "_limit", "_texts")
 
     def __init__(self, limit: int = 8192) -> None:
         self._limit = limit
         self._texts: dict[int, tuple[Any, str]] = {}
+        # Per list key: the members last joined and their joined text, so a conversation
+        # that only grew costs the new members plus one identity scan (C speed).
+        self._joined: dict[str, tuple[list[Any], str]] = {}
+
+    def join(self, key: str, items: list[Any]) -> str:
+        """The members' texts joined with ``,`` (objects through the cache)."""
+        last = self._joined.get(key)
+        if last is not None:
+            known, text = last
+            n = len(known)
+            if 0 < n <= len(items) and all(map(operator.is_, known, items)):
+                if len(items) > n:
+                    text = f"{text},{self._join(items[n:])}"
+                    self._joined[key] = (list(items), text)
+                return text
+        text = self._join(items)
+        self._joined[key] = (list(items), text)
+        return text
+
+    def _join(self, items: list[Any]) -> str:
+        return ",".join([self.text(v) if v.__class__ is dict else dumps(v) for v in items])
 
     def text(self, item: Any) -> str:
         """``dumps(item)``, cached by the identity of ``item``."""
@@ -145,8 +167,7 @@ def with_text(obj: Mapping[str, Any], cache: ItemTextCache) -> JsonText | None:
     for key in sorted(obj):
         value = obj[key]
         if value.__class__ is list:
-            items = ",".join([cache.text(v) if v.__class__ is dict else dumps(v) for v in value])
-            parts.append(f"{encode_str(key)}:[{items}]")
+            parts.append(f"{encode_str(key)}:[{cache.join(key, value)}]")
         else:
             parts.append(f"{encode_str(key)}:{dumps(value)}")
     out = JsonText(obj)
