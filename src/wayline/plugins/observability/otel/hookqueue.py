@@ -29,6 +29,12 @@ log = logging.getLogger("wayline.plugins.otel")
 
 _local = threading.local()
 
+BATCH_DELAY_S = 0.02
+"""How long the worker gathers hooks after the first one before running them."""
+
+BATCH_MAX = 512
+"""Queued hooks that end the gathering at once."""
+
 QUEUE_LIMIT = 65_536
 """Hooks waiting for the worker past which a hook blocks until there is room (backpressure:
 dropping hooks would leave spans open or misparented)."""
@@ -52,6 +58,8 @@ class HookQueue:
         self._items: deque[Item] = deque()
         self._cond = threading.Condition()
         self._busy = False
+        self._idle = False  # the worker waits for a first hook (a put must wake it)
+        self._urgent = 0  # drain() callers waiting: skip the batching delay
         self._thread: threading.Thread | None = None
         self._closed = False
         self._logged: set[tuple[str, type[BaseException]]] = set()
@@ -79,7 +87,8 @@ class HookQueue:
                     self._items.append(item)
                     if self._thread is None:
                         self._start_locked()
-                    self._cond.notify_all()
+                    elif self._idle or len(self._items) >= BATCH_MAX:
+                        self._cond.notify_all()
                     return
         self._run_one(item)
 
@@ -95,15 +104,22 @@ class HookQueue:
                 self._busy = False
                 while not items:
                     cond.notify_all()  # drain() waiters: nothing queued, nothing running
+                    self._idle = True
                     cond.wait()
-                item = items.popleft()
+                self._idle = False
+                if not self._urgent and len(items) < BATCH_MAX:
+                    # Gather a batch: waking for every hook would make the agent's thread
+                    # hand over the interpreter lock (a forced switch) for every hook.
+                    cond.wait(BATCH_DELAY_S)
+                batch = list(items)
+                items.clear()
                 self._busy = True
-                if len(items) == self._limit - 1:
-                    cond.notify_all()  # a producer may be waiting for room
-            self._run_one(item)
-            # Hand the interpreter lock over between callbacks: an agent thread that woke up
-            # (a model reply arrived) waits at most one callback, not a 5 ms switch interval.
-            time.sleep(0)
+                cond.notify_all()  # producers waiting for room
+            for item in batch:
+                self._run_one(item)
+                # Hand the interpreter lock over between callbacks: an agent thread that woke
+                # up (a model reply arrived) waits at most one callback, not a switch interval.
+                time.sleep(0)
 
     def _run_one(self, item: Item) -> None:
         callback, payload, ns, hook = item
@@ -133,11 +149,16 @@ class HookQueue:
             return True
         deadline = time.monotonic() + timeout_s
         with self._cond:
-            while self._items or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
+            self._urgent += 1
+            self._cond.notify_all()  # no batching delay while somebody waits
+            try:
+                while self._items or self._busy:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._cond.wait(left)
+            finally:
+                self._urgent -= 1
         return True
 
     def pending(self) -> int:
@@ -158,6 +179,8 @@ class HookQueue:
         self._cond = threading.Condition()
         self._items.clear()
         self._busy = False
+        self._idle = False
+        self._urgent = 0
         self._thread = None
 
 
