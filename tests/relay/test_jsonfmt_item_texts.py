@@ -99,3 +99,27 @@ def test_a_replaced_earlier_message_is_not_served_from_the_joined_prefix() -> No
     assert body is not None and dumps(body) == dumps({"messages": rewritten})
     shorter = with_text({"messages": rewritten[:1]}, cache)
     assert shorter is not None and dumps(shorter) == dumps({"messages": rewritten[:1]})
+
+
+def test_atif_maps_a_read_only_body_like_a_plain_one() -> None:
+    """An llm start whose body is a JsonText (queued without a text snapshot) yields the same
+    ATIF user step, llm_request included, as the same body given as a plain dict."""
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hello ü"}],
+        "tools": [{"type": "function", "function": {"name": "read_file"}}],
+    }
+    steps = []
+    for content in (body, with_text(body, ItemTextCache())):
+        assert content is not None
+        exporter = relay.AtifExporter("s", "agent", "1")
+        exporter.register("atif-read-only")
+        try:
+            handle = relay.llm.call("p", relay.LLMRequest({}, content), model_name="m")
+            relay.llm.call_end(handle, {"choices": [{"message": {"content": "hi"}}]})
+            doc = json.loads(exporter.export_json())
+        finally:
+            exporter.deregister("atif-read-only")
+        user = doc["steps"][0]
+        steps.append((user["source"], user["message"], user["extra"]["llm_request"]))
+    assert steps[0] == steps[1] and steps[0][1] == "hello ü"

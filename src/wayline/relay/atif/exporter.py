@@ -17,6 +17,7 @@ from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajector
 from wayline.relay.atif.payloads import JsonDict
 from wayline.relay.atif.refresh import refresher
 from wayline.relay.events import MarkEvent, ScopeEvent
+from wayline.relay.jsonfmt import JsonText, dumps
 
 _log = logging.getLogger("wayline.relay.atif")
 
@@ -31,6 +32,8 @@ def _queued(event: ScopeEvent) -> str | JsonDict | ScopeEvent:
     """What the mapping needs of scope ``event``, taken now (see ``AtifExporter.on_event``)."""
     category = event.category
     if category == "llm" or category == "tool":
+        if event.data.__class__ is JsonText:
+            return _read_only_data(event)
         return event.to_json()  # a snapshot of the payloads as the ATOF line has them
     if category != "agent" and category != "custom":
         # Only ids, name and category are read for these (all immutable strings), so the
@@ -46,6 +49,27 @@ def _queued(event: ScopeEvent) -> str | JsonDict | ScopeEvent:
         "name": event.name,
         "metadata": dict(metadata) if isinstance(metadata, Mapping) else metadata,
     }
+
+
+def _read_only_data(event: ScopeEvent) -> JsonDict:
+    """The event as the mapping reads it, holding its read-only ``JsonText`` data itself
+    (no snapshot needed, no parse later); the small fields are snapshots of their text."""
+    return {
+        "kind": "scope",
+        "uuid": event.uuid,
+        "parent_uuid": event.parent_uuid,
+        "scope_category": event.scope_category,
+        "category": event.category,
+        "name": event.name,
+        "timestamp": event.timestamp,
+        "data": event.data,
+        "category_profile": _snapshot(event.category_profile),
+        "metadata": _snapshot(event.metadata),
+    }
+
+
+def _snapshot(value: Any) -> Any:
+    return None if value is None else json.loads(dumps(value))
 
 
 class AtifExporter:

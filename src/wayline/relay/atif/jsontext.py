@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from wayline.relay.atif.model import PathFor, TrajectoryNode, render_trajectory
+from wayline.relay.jsonfmt import JsonText
 
 __all__ = ["dumps_indented", "trajectory_text"]
 
@@ -48,7 +49,7 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
     kind = type(value)
     if kind is str:
         out.append(_encode_str(value))
-    elif kind is dict:
+    elif kind is dict or kind is JsonText:
         if not value:
             out.append("{}")
             return
