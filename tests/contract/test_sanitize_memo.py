@@ -126,3 +126,24 @@ def test_a_grown_history_finds_the_last_one_as_its_prefix() -> None:
     ((items, outputs, _share),) = memo.prefixes.values()
     assert items == history
     assert outputs == out["body"]["messages"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_values, min_size=32, max_size=40), st.integers(0, 6), st.booleans())
+def test_measuring_a_grown_or_recut_list_reuses_its_prefix_exactly(
+    items: list[Any], grow: int, recut: bool
+) -> None:
+    """The prefix-reusing length of a list that grew, or whose last item (a cut marker) was
+    replaced, is still len(json.dumps(...)) of that list."""
+    lengths: dict[int, Any] = {}
+    prefixes: dict[int, Any] = {}
+    first = sanitize(items, max_chars=10**7)  # measured values are sanitized ones
+    assert isinstance(first, list) and len(first) == len(items)
+    assert _encoded_length(first, lengths, prefixes) == len(_dumps(first))
+    if recut:
+        second = [*first[:-1], {"_truncated_items": len(first) + grow}]
+    else:
+        second = [*first, *({"n": i} for i in range(grow))]
+    assert _encoded_length(second, lengths, prefixes) == len(_dumps(second))
+    third = [*second, "tail"]
+    assert _encoded_length(third, lengths, prefixes) == len(_dumps(third))

@@ -61,7 +61,7 @@ class SanitizeMemo:
     (hook payloads already are).
     """
 
-    __slots__ = ("depth", "entries", "lengths", "limit", "prefixes")
+    __slots__ = ("depth", "entries", "lengths", "limit", "list_lengths", "prefixes")
 
     def __init__(self, depth: int, *, limit: int = 100_000) -> None:
         self.depth = depth
@@ -72,6 +72,9 @@ class SanitizeMemo:
         # The list one level up (the messages) is the last call's list plus new items:
         # (id(first item), limits) -> (items walked, their outputs, their budget share).
         self.prefixes: dict[tuple[int, int, int], tuple[list[Any], list[Any], int]] = {}
+        # The same for measuring an output list:
+        # id(first item) -> (items, the sum of their lengths, the last item's length).
+        self.list_lengths: dict[int, tuple[list[Any], int, int]] = {}
 
 
 class _Walker:

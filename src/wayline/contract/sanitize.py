@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from operator import is_
 from typing import Any
 
 from wayline.contract.redact import (
@@ -197,7 +198,11 @@ def sanitize(value: Any, *, max_chars: int | None = None, memo: SanitizeMemo | N
             continue
         if walker.spent * _MAX_EXPANSION <= limit:
             return out  # certainly fits: no need to encode it to find out
-        size = len(_dumps(out)) if memo is None else _encoded_length(out, memo.lengths)
+        size = (
+            len(_dumps(out))
+            if memo is None
+            else _encoded_length(out, memo.lengths, memo.list_lengths)
+        )
         if size <= limit:
             return out
     walker = _Walker(
@@ -220,10 +225,34 @@ _MAX_EXPANSION = 32
 _ascii_literal = json.encoder.encode_basestring_ascii  # what json.dumps writes for a str
 
 
-def _encoded_length(value: Any, lengths: dict[int, tuple[Any, int]]) -> int:
+def _encoded_length(
+    value: Any,
+    lengths: dict[int, tuple[Any, int]],
+    prefixes: dict[int, tuple[list[Any], int, int]] | None = None,
+) -> int:
     """``len(json.dumps(value))`` of a sanitized value (only JSON types, str keys, finite
-    floats), reusing the lengths of memoized parts: a repeated payload is mostly those."""
+    floats), reusing the lengths of memoized parts: a repeated payload is mostly those. A
+    list that extends one measured before (the history) reuses that list's items' sum."""
     kind = type(value)
+    if kind is list and prefixes is not None and len(value) >= 32:
+        measured = prefixes.get(id(value[0]))
+        start, size = 0, 0
+        if measured is not None and measured[0][0] is value[0]:
+            items, total, last = measured
+            n = len(items)
+            if n <= len(value) and all(map(is_, items, value)):
+                start, size = n, total
+            elif all(map(is_, items[:-1], value)):
+                # A cut list ends in a new "items omitted" marker each time: reuse the rest.
+                start, size = n - 1, total - last
+        last = 0
+        for item in value[start:] if start else value:
+            last = _encoded_length(item, lengths)
+            size += last
+        if len(prefixes) >= 16:
+            prefixes.clear()
+        prefixes[id(value[0])] = (list(value), size, last)
+        return 2 * len(value) + size
     if kind is dict or kind is list:
         known = lengths.get(id(value))
         if known is not None and known[0] is value and known[1] >= 0:
@@ -234,7 +263,7 @@ def _encoded_length(value: Any, lengths: dict[int, tuple[Any, int]]) -> int:
             # "{" "}" and ", " between items; each item is key, ": ", value.
             size = 2 * len(value)
             for key, item in value.items():
-                size += len(_ascii_literal(key)) + 2 + _encoded_length(item, lengths)
+                size += len(_ascii_literal(key)) + 2 + _encoded_length(item, lengths, prefixes)
         else:
             size = 2 * len(value)
             for item in value:
