@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -155,8 +156,15 @@ def _rss_kb(field: str) -> int:
     return 0
 
 
-def child(events_path: str, out_dir: str) -> None:
-    """Convert one file and print a JSON line with timings and memory (runs in a fresh process)."""
+# A small file is converted this many times per measurement, so that every size is timed
+# over about as many events (and seconds) as the largest: a single 0.1 s run would catch a
+# fast moment of a VM whose speed drifts, and its best-of would flatter the small size.
+EVENTS_PER_MEASUREMENT = 1_000_000
+
+
+def child(events_path: str, out_dir: str, loops: int = 1) -> None:
+    """Convert one file ``loops`` times; print a JSON line with the per-conversion timings
+    and the memory of one conversion (runs in a fresh process)."""
     from wayline.relay.atif import convert_file
 
     # Warm up (lazy imports, first-call caches) outside the timing: at 10k events they would
@@ -166,25 +174,32 @@ def child(events_path: str, out_dir: str) -> None:
         generate(tiny, 50)
         convert_file(str(tiny), str(Path(warm) / "out"))
     baseline = _rss_kb("VmRSS:")
-    started, cpu = time.perf_counter(), time.process_time()
-    report = convert_file(events_path, out_dir)
+    started, cpu, times = time.perf_counter(), time.process_time(), os.times()
+    for loop in range(loops):
+        report = convert_file(events_path, f"{out_dir}-{loop}" if loops > 1 else out_dir)
+        if loops > 1:
+            shutil.rmtree(f"{out_dir}-{loop}", ignore_errors=True)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    after = os.times()
     result = {
         "events": report.events,
         "files": len(report.written),
-        # CPU seconds: the converter is single-threaded, and CPU time is what it costs
-        # without the wall-clock noise of other load on a shared machine.
-        "seconds": cpu,
-        "wall_seconds": elapsed,
+        "loops": loops,
+        # CPU seconds per conversion: the converter is single-threaded, and CPU time is what
+        # it costs without the wall-clock noise of other load on a shared machine.
+        "seconds": cpu / loops,
+        "wall_seconds": elapsed / loops,
+        "user_seconds": (after.user - times.user) / loops,
+        "system_seconds": (after.system - times.system) / loops,
         "baseline_kb": baseline,
         "peak_kb": _rss_kb("VmHWM:"),
     }
     print(json.dumps(result))
 
 
-def _convert(events_path: Path, out_dir: Path) -> dict[str, Any]:
+def _convert(events_path: Path, out_dir: Path, loops: int = 1) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(events_path), str(out_dir)],
+        [sys.executable, __file__, "--child", str(events_path), str(out_dir), str(loops)],
         capture_output=True,
         text=True,
         check=True,
@@ -217,7 +232,8 @@ def measure(
         for turn in range(max(times)):
             for index, size in enumerate(sizes):
                 if turn < times[index]:
-                    runs[index].append(_convert(paths[index], work / f"out-{size}"))
+                    loops = max(1, EVENTS_PER_MEASUREMENT // max(size, 1))
+                    runs[index].append(_convert(paths[index], work / f"out-{size}", loops))
         for path, count, size_runs in zip(paths, counts, runs, strict=True):
             row = min(size_runs, key=lambda r: float(r["seconds"]))
             row["mb"] = mb = path.stat().st_size / 1e6
@@ -245,7 +261,7 @@ GROWTH_GOAL_MB = 16  # peak RSS over the post-import baseline at the largest siz
 
 
 def run(
-    sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), repeats: tuple[int, ...] = (5, 3, 3)
+    sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), repeats: tuple[int, ...] = (2, 2, 2)
 ) -> list[dict[str, Any]]:
     """Suite rows: the per-event cost ratio and peak RSS for each size."""
     rows: list[dict[str, Any]] = []
@@ -291,10 +307,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeats", type=int, default=1, help="conversions per size (best)")
     parser.add_argument("--keep", type=Path, default=None, help="keep files in this directory")
-    parser.add_argument("--child", nargs=2, metavar=("EVENTS", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=3, metavar=("EVENTS", "OUT", "LOOPS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(args.child[0], args.child[1], int(args.child[2]))
         return
     sizes = [int(size) for size in args.sizes.split(",")]
     rows = measure(sizes, args.repeats, args.keep, echo=True)
