@@ -272,7 +272,10 @@ def test_add_secret_pattern_rejects_bad_regexes() -> None:
 
 
 def test_add_sensitive_key_extends_keys_and_text() -> None:
-    """A key added at runtime is redacted as a mapping key and in NAME=value text."""
+    """A key added at runtime is redacted as a mapping key (even one sanitized, and so cached,
+    before) and in NAME=value text."""
+    before = sanitize({"wayline_test_sesame": "open"})  # the key's result is cached now
+    assert before == {"wayline_test_sesame": "open"}
     add_sensitive_key("wayline-test-sesame")
     assert is_sensitive_key("WAYLINE_TEST_SESAME") and is_sensitive_key("waylineTestSesame")
     assert sanitize({"wayline_test_sesame": "open"}) == {"wayline_test_sesame": REDACTED}

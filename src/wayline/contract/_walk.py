@@ -23,6 +23,7 @@ from wayline.contract.redact import (
     is_sensitive_key,
     redact_text,
 )
+from wayline.contract.redact import _current as current_rules
 
 PAYLOAD_MAX_CHARS_ENV = "WAYLINE_PAYLOAD_MAX_CHARS"
 DEFAULT_PAYLOAD_MAX_CHARS = 50_000
@@ -77,12 +78,34 @@ class SanitizeMemo:
         self.list_lengths: dict[int, tuple[list[Any], int, int]] = {}
 
 
+# Keys repeat in every payload ("role", "content", "tool_calls", ...) and are short, so
+# their (output, sensitive, charge) is kept, per rule snapshot (a rule change starts over)
+# and per (max_string, redact) setting.
+_KEY_CACHED_LEN = 64
+_KEY_CACHE_SIZE = 4096
+_key_caches: tuple[object, dict[tuple[int, bool], dict[str, tuple[str, bool, int]]]] = (None, {})
+
+
+def _key_cache(max_string: int, redact: bool) -> dict[str, tuple[str, bool, int]]:
+    global _key_caches
+    snapshot = current_rules()
+    owner, caches = _key_caches
+    if owner is not snapshot:
+        caches = {}
+        _key_caches = (snapshot, caches)
+    cache = caches.get((max_string, redact))
+    if cache is None:
+        cache = caches[max_string, redact] = {}
+    return cache
+
+
 class _Walker:
     """One conversion pass; per call, so concurrent sanitize calls share nothing."""
 
     __slots__ = (
         "active",
         "budget",
+        "keys",
         "max_depth",
         "max_sequence",
         "max_string",
@@ -121,6 +144,7 @@ class _Walker:
         self.memo_depth = -1 if self.memo is None else self.memo.depth
         # Cycle and "changed while read" markers depend on more than the subtree itself.
         self.unstable = 0
+        self.keys = _key_cache(self.max_string, redact)
 
     def charge(self, n: int) -> None:
         self.spent += n
@@ -262,6 +286,10 @@ class _Walker:
 
     def key(self, key: Any) -> tuple[str, bool]:
         if type(key) is str:
+            hit = self.keys.get(key)
+            if hit is not None:
+                self.charge(hit[2])
+                return hit[0], hit[1]
             raw = key
         elif isinstance(key, bytes | bytearray):
             raw = bytes(key).decode("utf-8", "replace")
@@ -270,6 +298,8 @@ class _Walker:
         out = self.string(raw)
         self.charge(2)
         sensitive = self.redact and (is_sensitive_key(raw) or is_sensitive_key(out))
+        if raw is key and len(raw) <= _KEY_CACHED_LEN and len(self.keys) < _KEY_CACHE_SIZE:
+            self.keys[raw] = (out, sensitive, len(out) + 4)
         return out, sensitive
 
     def sequence(self, seq: Iterable[Any], depth: int) -> Any:
