@@ -316,3 +316,15 @@ def test_file_validation_reports_bad_json_with_position(tmp_path: Path) -> None:
     assert validate_atif_file(target) == []
     with pytest.raises(OSError):
         validate_atif_file(tmp_path / "missing.json")
+
+
+def test_integer_timestamps_outside_the_calendar_give_no_step_timestamp() -> None:
+    """Epoch-µs timestamps the fuzzer found (beyond time_t, year 0, year 999) become a valid
+    four-digit ISO timestamp or none at all, never an exception or an invalid document."""
+    from wayline.relay.atif.payloads import timestamp_text
+
+    assert timestamp_text(9_223_372_036_854_775_808_000_000) is None
+    assert timestamp_text(-62_135_596_800_000_001) is None  # before 0001-01-01
+    assert timestamp_text(-30_610_224_000_000_001) == "0999-12-31T23:59:59.999999+00:00"
+    assert timestamp_text(1_700_000_000_123_456) == "2023-11-14T22:13:20.123456+00:00"
+    assert timestamp_text(1_700_000_000_000_000) == "2023-11-14T22:13:20+00:00"

@@ -13,10 +13,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 JsonDict = dict[str, Any]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _RFC3339 = re.compile(
     r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$"
@@ -75,9 +77,12 @@ def timestamp_text(value: Any) -> str | None:
     micros = as_int(value)
     if micros is None:
         return None
-    seconds, rest = divmod(micros, 1_000_000)
-    base = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{base}.{rest:06d}+00:00" if rest else f"{base}+00:00"
+    try:
+        # Epoch arithmetic, not fromtimestamp(): no platform time_t limit, and isoformat()
+        # always writes a four-digit year (strftime's %Y does not below 1000).
+        return (_EPOCH + timedelta(microseconds=micros)).isoformat()
+    except OverflowError:
+        return None  # beyond the years 1-9999: the step gets no timestamp
 
 
 def epoch_seconds_ms(ns: int | None) -> float | None:
