@@ -108,7 +108,9 @@ class JsonText(dict[str, Any]):
 
     __slots__ = ("text",)
 
-    text: str
+    def __init__(self, value: Mapping[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
 
 
 class ItemTextCache:
@@ -170,9 +172,7 @@ def with_text(obj: Mapping[str, Any], cache: ItemTextCache) -> JsonText | None:
             parts.append(f"{encode_str(key)}:[{cache.join(key, value)}]")
         else:
             parts.append(f"{encode_str(key)}:{dumps(value)}")
-    out = JsonText(obj)
-    out.text = "{" + ",".join(parts) + "}"
-    return out
+    return JsonText(obj, "{" + ",".join(parts) + "}")
 
 
 def dumps(value: Any) -> str:

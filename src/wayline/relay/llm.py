@@ -82,9 +82,7 @@ def _start_event_data(request: LLMRequest) -> dict[str, Any]:
     data = {"content": content, "headers": headers}
     if content.__class__ is JsonText:
         # The body's text is known (see jsonfmt.with_text): the line reuses it.
-        text = f'{{"content":{dumps(content)},"headers":{dumps(headers)}}}'
-        data = JsonText(data)
-        data.text = text
+        return JsonText(data, f'{{"content":{dumps(content)},"headers":{dumps(headers)}}}')
     return data
 
 

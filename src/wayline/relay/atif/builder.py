@@ -103,20 +103,6 @@ def _invocation(
     return out
 
 
-def _scope_dict(
-    phase: Any, uuid: str, parent: str | None, category: Any, name: str, metadata: Any
-) -> JsonDict:
-    return {
-        "kind": "scope",
-        "scope_category": phase,
-        "uuid": uuid,
-        "parent_uuid": parent,
-        "category": category,
-        "name": name,
-        "metadata": metadata,
-    }
-
-
 class TrajectoryBuilder:
     """Builds ATIF trajectories from ATOF event dicts fed in delivery (file) order.
 
@@ -223,21 +209,18 @@ class TrajectoryBuilder:
 
         These events only shape the tree (agent scopes start trajectories; others map their
         work to the trajectory above), so the live exporter hands over the few fields read
-        here instead of a parsed event. ``event`` is the whole dict, if there is one.
+        here instead of a parsed event. ``event`` is the whole dict, if there is one (only
+        it is kept when the builder keeps raw events).
         """
         if phase == "start":
             if parent is not None and parent in self._dead:
                 self._dead.add(uuid)
                 return
-            if event is None and self._include_events:
-                event = _scope_dict(phase, uuid, parent, category, name, metadata)
             self._scope_start(event, uuid, parent, category, name, as_dict(metadata))
         elif phase == "end":
             if uuid in self._dead:
                 self._dead.discard(uuid)
                 return
-            if event is None and self._include_events:
-                event = _scope_dict(phase, uuid, parent, category, name, metadata)
             self._scope_end(event, uuid)
         else:
             self.skipped += 1

@@ -28,7 +28,10 @@ PENDING_LIMIT = 4096
 """Queued event texts past which the emitting thread maps them itself."""
 
 
-def _queued(event: ScopeEvent) -> str | JsonDict | ScopeEvent:
+Pending = str | JsonDict | ScopeEvent | tuple[ScopeEvent, Any]
+
+
+def _queued(event: ScopeEvent) -> Pending:
     """What the mapping needs of scope ``event``, taken now (see ``AtifExporter.on_event``)."""
     category = event.category
     if category == "llm" or category == "tool":
@@ -39,16 +42,8 @@ def _queued(event: ScopeEvent) -> str | JsonDict | ScopeEvent:
         # Only ids, name and category are read for these (all immutable strings), so the
         # event itself is queued: no copy, no dict, no parse.
         return event
-    metadata = event.metadata
-    return {
-        "kind": "scope",
-        "uuid": event.uuid,
-        "parent_uuid": event.parent_uuid,
-        "scope_category": event.scope_category,
-        "category": category,
-        "name": event.name,
-        "metadata": dict(metadata) if isinstance(metadata, Mapping) else metadata,
-    }
+    metadata = event.metadata  # read for agent and turn scopes: a copy, taken now
+    return event, dict(metadata) if isinstance(metadata, Mapping) else metadata
 
 
 def _read_only_data(event: ScopeEvent) -> JsonDict:
@@ -102,7 +97,7 @@ class AtifExporter:
         self._builder = self._new_builder()
         # Not mapped yet, in delivery order. deque.append/popleft are atomic, so emitters
         # queue without a lock while a drain (under ``_lock``) takes from the other end.
-        self._pending: deque[str | JsonDict | ScopeEvent] = deque()
+        self._pending: deque[Pending] = deque()
         self._names: set[str] = set()
         self._failed = False
 
@@ -159,13 +154,13 @@ class AtifExporter:
         while pending:
             item = take()
             try:
-                if item.__class__ is str:
-                    feed(loads(item))  # type: ignore[arg-type]
-                elif item.__class__ is ScopeEvent:
-                    e: ScopeEvent = item  # type: ignore[assignment]
-                    feed_scope(e.scope_category, e.uuid, e.parent_uuid, e.category, e.name, None)
+                if isinstance(item, str):
+                    feed(loads(item))
+                elif isinstance(item, dict):
+                    feed(item)
                 else:
-                    feed(item)  # type: ignore[arg-type]
+                    e, md = item if isinstance(item, tuple) else (item, None)
+                    feed_scope(e.scope_category, e.uuid, e.parent_uuid, e.category, e.name, md)
             except Exception:
                 self._failure()
 
