@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from time import time_ns
 from typing import Any
 
+from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMRequest
 from wayline.relay.events import emit_mark, emit_scope
 from wayline.relay.handles import ScopeHandle
@@ -73,7 +73,7 @@ def deregister_tool_conditional_execution(name: str) -> bool:
 
 
 def _evaluate(entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...]) -> Any:
-    started = time_ns()
+    started = now_ns()
     uuid = uuid7_at(started)
     root = parent.propagation_root_uuid
     emit_scope(
@@ -130,7 +130,7 @@ def _evaluate(entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...
 
 
 def _reject(target: str, parent: ScopeHandle, entry: Entry, reason: str) -> GuardrailRejected:
-    now = time_ns()
+    now = now_ns()
     emit_mark(
         uuid7_at(now),
         parent.uuid,

@@ -13,7 +13,6 @@ causal chain (or a root-level custom scope whose metadata has ``nemo_relay_scope
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import datetime
@@ -21,6 +20,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from wayline.relay import subscribers as _subs
+from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ScopeAttributes, ScopeType, attribute_bits
 from wayline.relay.events import MarkEvent, ScopeEvent, merge_json
 from wayline.relay.handles import ScopeHandle
@@ -34,11 +34,10 @@ SEVERITIES: Final = frozenset({"trace", "debug", "info", "warn", "error"})
 ROOT_NAME: Final = "root"
 
 _top: ContextVar[ScopeHandle | None] = ContextVar("wayline_relay_scope_top", default=None)
-_time_ns = time.time_ns
 
 
 def _new_root() -> ScopeHandle:
-    now = _time_ns()
+    now = now_ns()
     uuid = uuid7_at(now)
     # Relay's root is Agent-typed (its session-id lookup skips it explicitly); never emitted.
     root = ScopeHandle(
@@ -61,7 +60,7 @@ def end_timestamp_ns(started_ns: int, timestamp: datetime | None) -> int:
     """An explicit end timestamp as given, else now but at least 1 µs after the start."""
     if timestamp is not None:
         return datetime_to_ns(timestamp)
-    now = _time_ns()
+    now = now_ns()
     floor = started_ns + 1_000
     return now if now > floor else floor
 
@@ -95,7 +94,7 @@ def push(
     top = _top.get()
     if top is None:
         top = _new_root()
-    now = _time_ns()
+    now = now_ns()
     started = now if timestamp is None else datetime_to_ns(timestamp)
     parent = top if handle is None else handle
     if scope_type.__class__ is not ScopeType:
@@ -259,7 +258,7 @@ def event(
             raise ValueError("a 'custom' mark needs category_profile['subtype'] (a dotted name)")
     callbacks = _subs._callbacks
     if callbacks:
-        now = _time_ns()
+        now = now_ns()
         _subs.dispatch(
             MarkEvent(
                 uuid7_at(now),

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from time import time_ns
 from types import TracebackType
 from typing import Any, Final
 
 from wayline.relay import intercepts as _icpt
 from wayline.relay import llm as _llm
+from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest
 from wayline.relay.events import emit_mark
 from wayline.relay.handles import LLMHandle, ScopeHandle
@@ -60,7 +60,7 @@ class _Lifecycle:
         except Exception as exc:
             self.fail(exc)
             raise
-        now = time_ns()
+        now = now_ns()
         if self.first_ns is None:
             self.first_ns = now
         span = self.span

@@ -10,12 +10,12 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from time import time_ns
 from typing import Any
 
 from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _icpt
 from wayline.relay import subscribers as _subs
+from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ToolAttributes, ToolExecutionResult, attribute_bits
 from wayline.relay.events import ScopeEvent, merge_json
 from wayline.relay.handles import ScopeHandle, ToolHandle
@@ -56,7 +56,7 @@ def call(
     if not isinstance(name, str):
         raise TypeError(f"tool name must be a str, not {type(name).__name__}")
     parent = current() if handle is None else handle
-    now = time_ns()
+    now = now_ns()
     started = now if timestamp is None else datetime_to_ns(timestamp)
     bits = attribute_bits(attributes, ToolAttributes)
     tool = ToolHandle(

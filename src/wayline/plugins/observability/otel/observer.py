@@ -24,6 +24,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanKind
 
+from wayline.plugins.observability.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.attributes import (
     FAILED_SUBAGENT,
     GRANTED,
@@ -45,7 +46,6 @@ from wayline.plugins.observability.otel.attributes import (
     tool_target,
     usage_counts,
 )
-from wayline.plugins.observability.otel.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.instruments import Instruments
 from wayline.plugins.observability.otel.pipeline import Pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings

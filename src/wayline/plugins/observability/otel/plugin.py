@@ -11,7 +11,7 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from wayline.plugins.observability.otel.hookqueue import HookQueue
+from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.otel.observer import HOOKS, OtelObserver
 from wayline.plugins.observability.otel.pipeline import Pipeline, build_pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
@@ -59,19 +59,10 @@ class OtelPlugin:
             return callbacks
         hooks = {name: queue.wrap(name, callback) for name, callback in callbacks.items()}
         if self.settings.force_flush_on_session_end:
+            timeout_s = self.settings.flush_timeout_ms / 1000.0
             for name in ("on_session_end", "on_session_finalize"):
-                hooks[name] = self._waiting(queue.wrap(name, callbacks[name]))
+                hooks[name] = queue.wrap(name, callbacks[name], wait_s=timeout_s)
         return hooks
-
-    def _waiting(self, queued: Callable[..., None]) -> Callable[..., None]:
-        timeout_s = self.settings.flush_timeout_ms / 1000.0
-
-        def hook(**payload: Any) -> None:
-            queued(**payload)
-            self.drain(timeout_s)
-
-        hook.__name__ = queued.__name__
-        return hook
 
     def drain(self, timeout_s: float = 5.0) -> bool:
         """Wait (bounded) until every hook received so far has been turned into spans."""

@@ -19,8 +19,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
+from wayline.plugins.observability.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.attributes import Attrs
-from wayline.plugins.observability.otel.hookqueue import event_time_ns
 
 Key = tuple[str, str]
 

@@ -30,10 +30,12 @@ from typing import Any
 
 from wayline import relay
 from wayline.host.exit import ExitHook
+from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
+from wayline.relay import clock
 from wayline.relay.plugin import atof_exporter
 
 log = logging.getLogger("wayline.plugins.relay")
@@ -41,6 +43,11 @@ _ATOF_NAME = "wayline.relay.atof"
 
 _state_lock = threading.Lock()
 _state: dict[str, Any] = {}
+
+# Hooks after which callers read the session's files at once: they wait for the worker.
+_WAITING_HOOKS = frozenset({"on_session_finalize", "on_session_reset"})
+WAIT_S = 30.0
+"""Longest wait of a waiting hook, and of shutdown, for the worker (a huge final ATIF)."""
 
 
 def _host_agent(ctx: Any) -> tuple[str, str]:
@@ -134,6 +141,10 @@ def _shutdown() -> None:
     with _state_lock:
         observer: RelayObserver | None = _state.pop("observer", None)
         exporter = _state.pop("atof", None)
+        queue: HookQueue | None = _state.pop("queue", None)
+    # Queued hooks first (later ones run inline), so the files end as the host left them.
+    if queue is not None and not queue.close(WAIT_S):
+        log.warning("observability/relay: hooks still queued after %.0f s at exit", WAIT_S)
     if observer is not None:
         observer.close_all()
     if exporter is not None:
@@ -155,11 +166,18 @@ def register(ctx: Any) -> None:
         else:
             exporter.register(_ATOF_NAME)
     observer = RelayObserver(settings, managed=managed)
+    queue = None
+    if settings.async_hooks and not managed:
+        queue = HookQueue("wayline-relay-hooks", label="observability/relay", pin=clock.pin)
     with _state_lock:
         _state["observer"] = observer
         _state["atof"] = exporter
+        _state["queue"] = queue
     for hook in HOOKS:
-        ctx.register_hook(hook, getattr(observer, hook))
+        callback = getattr(observer, hook)
+        if queue is not None:
+            callback = queue.wrap(hook, callback, wait_s=WAIT_S if hook in _WAITING_HOOKS else None)
+        ctx.register_hook(hook, callback)
     if managed:
         execution = ManagedExecution(observer, str(settings.adaptive_mode))
         ctx.register_middleware("llm_execution", _SdkShaped(execution.llm_execution))
@@ -176,8 +194,24 @@ def register(ctx: Any) -> None:
     )
 
 
+def drain(timeout_s: float = WAIT_S) -> bool:
+    """Wait (bounded) until every hook received so far is in the files; True if so."""
+    queue: HookQueue | None = _state.get("queue")
+    return True if queue is None else queue.drain(timeout_s)
+
+
+def stats() -> dict[str, int]:
+    """``hooks_pending`` (queued or running) and ``hook_failures`` of the hook worker."""
+    queue: HookQueue | None = _state.get("queue")
+    if queue is None:
+        return {"hooks_pending": 0, "hook_failures": 0}
+    return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
+
+
 def current_observer() -> RelayObserver | None:
-    """The active observer (tests and the CLI use it to close sessions explicitly)."""
+    """The active observer, once every queued hook has reached it (tests and the CLI use it
+    to close sessions explicitly)."""
+    drain()
     return _state.get("observer")
 
 

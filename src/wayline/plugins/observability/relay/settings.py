@@ -2,7 +2,8 @@
 
 ``WAYLINE_RELAY_<NAME>`` wins over the seed's ``HERMES_NEMO_RELAY_<NAME>``. With neither
 set, ATOF and ATIF are written under ``$WAYLINE_HOME/relay/`` (enabling the plugin is the
-opt-in); ``*_ATOF_ENABLED=0`` / ``*_ATIF_ENABLED=0`` switch an exporter off.
+opt-in); ``*_ATOF_ENABLED=0`` / ``*_ATIF_ENABLED=0`` switch an exporter off, and
+``*_ASYNC_HOOKS=0`` makes the hooks write on the calling thread.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ class RelaySettings:
     atif: AtifSettings | None
     toml: PluginsToml | None
     toml_error: str | None = None
+    async_hooks: bool = True
+    """Hooks are queued for the plugin's worker thread (``*_ASYNC_HOOKS``; managed mode
+    ignores it: its middleware needs the session scopes at once)."""
 
     @property
     def adaptive_mode(self) -> str | None:
@@ -142,4 +146,4 @@ def load_settings(*, agent_name: str = "wayline", agent_version: str = "unknown"
             env("ATIF_MODEL_NAME") or "unknown",
             _choice("ATIF_SUBAGENT_EXPORT_MODE", ("embedded", "all"), "embedded"),
         )
-    return RelaySettings(atof, atif, toml, toml_error)
+    return RelaySettings(atof, atif, toml, toml_error, _flag("ASYNC_HOOKS", True))

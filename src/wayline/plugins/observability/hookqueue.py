@@ -1,12 +1,13 @@
-"""The OTel observer's callbacks, run on one worker thread instead of the agent's threads.
+"""Observer callbacks run on one worker thread per plugin instead of the agent's threads.
 
-Building OpenTelemetry spans and recording metrics costs a few hundred microseconds per hook
-in the SDK; done on the calling thread, that is added to every model call and tool call. The
-hook callbacks registered with the host therefore only append ``(callback, payload, time)``
-to a queue; one daemon thread runs them in arrival order, mostly while the agent waits for
-the model. Span times stay exact: the worker hands each callback the wall-clock time at
-which its hook fired (:func:`event_time_ns`), which span starts and ends without an explicit
-time use.
+Building OpenTelemetry spans, or rendering and writing ATOF lines, costs tens to hundreds of
+microseconds per hook; done on the calling thread, that is added to every model call and
+tool call. The hook callbacks registered with the host therefore only append
+``(callback, payload, time)`` to a queue; one daemon thread runs them in arrival order,
+mostly while the agent waits for the model or a tool. Times stay exact: the worker hands
+each callback the wall-clock time at which its hook fired (:func:`event_time_ns`, and the
+``pin`` function a queue is given, e.g. relay's clock), which starts and ends without an
+explicit time use.
 
 Every callback here is an OBSERVER: an exception is logged once per (hook, exception type)
 and the worker goes on. Payloads are read after the hook returned, which is safe because
@@ -25,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger("wayline.plugins.otel")
+log = logging.getLogger("wayline.plugins.hooks")
 
 _local = threading.local()
 
@@ -52,8 +53,17 @@ Item = tuple[Callable[..., Any], dict[str, Any], int, str]
 class HookQueue:
     """Runs queued observer callbacks on one daemon thread, in arrival order."""
 
-    def __init__(self, name: str = "wayline-otel-hooks", limit: int = QUEUE_LIMIT) -> None:
+    def __init__(
+        self,
+        name: str = "wayline-otel-hooks",
+        limit: int = QUEUE_LIMIT,
+        *,
+        label: str = "observability/otel",
+        pin: Callable[[int | None], None] | None = None,
+    ) -> None:
         self._name = name
+        self._label = label
+        self._pin = pin
         self._limit = limit
         self._items: deque[Item] = deque()
         self._cond = threading.Condition()
@@ -66,8 +76,24 @@ class HookQueue:
         self.failures = 0
         _queues.add(self)
 
-    def wrap(self, hook: str, callback: Callable[..., Any]) -> Callable[..., None]:
-        """A host callback for ``hook`` that queues ``callback(**payload)`` for the worker."""
+    def wrap(
+        self, hook: str, callback: Callable[..., Any], *, wait_s: float | None = None
+    ) -> Callable[..., None]:
+        """A host callback for ``hook`` that queues ``callback(**payload)`` for the worker.
+
+        ``wait_s``: the callback then also waits (at most that long) until the worker has run
+        it and everything queued before it, for hooks whose results callers read at once.
+        """
+        if wait_s is not None:
+            timeout_s = wait_s
+
+            def waiting(**payload: Any) -> None:
+                self.put(hook, callback, payload)
+                self.drain(timeout_s)
+
+            waiting.__name__ = getattr(callback, "__name__", hook)
+            waiting.__qualname__ = getattr(callback, "__qualname__", hook)
+            return waiting
 
         def queued(**payload: Any) -> None:
             self.put(hook, callback, payload)
@@ -124,6 +150,9 @@ class HookQueue:
     def _run_one(self, item: Item) -> None:
         callback, payload, ns, hook = item
         _local.ns = ns
+        pin = self._pin
+        if pin is not None:
+            pin(ns)
         try:
             callback(**payload)
         except BaseException as exc:
@@ -132,13 +161,16 @@ class HookQueue:
             if key not in self._logged:
                 self._logged.add(key)
                 log.warning(
-                    "observability/otel: %s callback failed: %r (logged once per error type)",
+                    "%s: %s callback failed: %r (logged once per error type)",
+                    self._label,
                     hook,
                     exc,
                     exc_info=exc,
                 )
         finally:
             _local.ns = None
+            if pin is not None:
+                pin(None)
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every queued callback has run (at most ``timeout_s``); True if so.
