@@ -98,7 +98,7 @@ def test_hooks_are_handled_on_the_worker_with_the_hooks_time(
     assert relay_plugin.stats() == {"hooks_pending": 0, "hook_failures": 0}
     names = {name for name, _, _ in threads.seen}
     assert "hermes.session.end" in names
-    assert {thread for _, thread, _ in threads.seen} == {"wayline-relay-hooks"}
+    assert {thread for _, thread, _ in threads.seen} == {"wayline-hooks"}
     assert all(before <= ns <= after for _, _, ns in threads.seen), (before, threads.seen, after)
 
 
@@ -137,13 +137,13 @@ def test_finalize_returns_with_the_trajectory_written(
     assert [s["source"] for s in trajectory["steps"]] == ["user", "agent", "agent"]
     last = json.loads(lines[-1])
     assert last["name"] == f"hermes-session-{session_id}" and last["scope_category"] == "end"
-    assert "wayline-relay-hooks" in {thread for _, thread, _ in threads.seen}
+    assert "wayline-hooks" in {thread for _, thread, _ in threads.seen}
 
 
 def test_queue_pins_the_relay_clock_per_callback() -> None:
     """Relay events emitted by a queued callback carry the time of its ``put`` (not the time
     it ran, 200 ms later), and a pin holds for its own thread only."""
-    queue = HookQueue("test-relay-pin", label="test", pin=clock.pin)
+    queue = HookQueue(label="test", pin=clock.pin)
     stamps: list[int] = []
     queue.put("slow", lambda: time.sleep(0.2), {})
     put_at = time.time_ns()

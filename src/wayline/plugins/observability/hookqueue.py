@@ -1,16 +1,20 @@
-"""Observer callbacks run on one worker thread per plugin instead of the agent's threads.
+"""Observer callbacks run on one shared worker thread instead of the agent's threads.
 
 Building OpenTelemetry spans, or rendering and writing ATOF lines, costs tens to hundreds of
 microseconds per hook; done on the calling thread, that is added to every model call and
 tool call. The hook callbacks registered with the host therefore only append
-``(callback, payload, time)`` to a queue; one daemon thread runs them in arrival order,
-mostly while the agent waits for the model or a tool. Times stay exact: the worker hands
-each callback the wall-clock time at which its hook fired (:func:`event_time_ns`, and the
-``pin`` function a queue is given, e.g. relay's clock), which starts and ends without an
-explicit time use.
+``(queue, callback, payload, time)`` to a deque; one daemon thread (``wayline-hooks``) runs
+them in arrival order, mostly while the agent waits for the model or a tool. Each plugin has
+its own :class:`HookQueue` (its failure count, its ``drain``/``close``), but all of them share
+that one thread: every extra thread that wants the interpreter lock while the agent's thread
+wakes up from a reply adds a lock handover to the agent's path.
 
-Every callback here is an OBSERVER: an exception is logged once per (hook, exception type)
-and the worker goes on. Payloads are read after the hook returned, which is safe because
+Times stay exact: the worker hands each callback the wall-clock time at which its hook fired
+(:func:`event_time_ns`, and the ``pin`` function a queue is given, e.g. relay's clock), which
+starts and ends without an explicit time use.
+
+Every callback here is an OBSERVER: an exception is logged once per (queue, hook, exception
+type) and the worker goes on. Payloads are read after the hook returned, which is safe because
 hosts build a fresh payload per hook and never mutate a message once it is in the
 conversation (the same assumption the sanitizer's memo makes).
 """
@@ -21,7 +25,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +43,8 @@ QUEUE_LIMIT = 65_536
 """Hooks waiting for the worker past which a hook blocks until there is room (backpressure:
 dropping hooks would leave spans open or misparented)."""
 
+WORKER_NAME = "wayline-hooks"
+
 
 def event_time_ns() -> int | None:
     """The wall-clock time (ns) at which the hook being handled on this thread fired, if any."""
@@ -47,34 +52,114 @@ def event_time_ns() -> int | None:
     return value
 
 
-Item = tuple[Callable[..., Any], dict[str, Any], int, str]
+Item = tuple["HookQueue", Callable[..., Any], dict[str, Any], int, str]
+
+
+class _Worker:
+    """The thread and the deque every :class:`HookQueue` feeds (one per process)."""
+
+    def __init__(self, limit: int = QUEUE_LIMIT) -> None:
+        self.limit = limit
+        self.items: deque[Item] = deque()
+        self.cond = threading.Condition()
+        self.thread: threading.Thread | None = None
+        self.busy: list[Item] = []  # the batch being run
+        self.idle = False  # waiting for a first hook: a put must wake it
+        self.urgent = 0  # drain() callers waiting: no batching delay
+        self.queued = 0  # items ever accepted ...
+        self.done = 0  # ... and ever run: drain() waits for done to pass its ticket
+
+    def put(self, item: Item) -> bool:
+        """Queue ``item``; False once its queue is closed (the caller runs it itself)."""
+        with self.cond:
+            while len(self.items) >= self.limit and not item[0].closed:
+                self.cond.wait(0.1)
+            if item[0].closed:
+                return False
+            self.items.append(item)
+            self.queued += 1
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._work, name=WORKER_NAME, daemon=True)
+                self.thread.start()
+            elif self.idle or len(self.items) >= BATCH_MAX:
+                self.cond.notify_all()
+            return True
+
+    def _work(self) -> None:
+        items, cond = self.items, self.cond
+        while True:
+            with cond:
+                self.done += len(self.busy)
+                self.busy = []
+                while not items:
+                    cond.notify_all()  # drain() waiters: nothing queued, nothing running
+                    self.idle = True
+                    cond.wait()
+                self.idle = False
+                if not self.urgent and len(items) < BATCH_MAX:
+                    # Gather a batch: waking for every hook would make the agent's thread
+                    # hand over the interpreter lock (a forced switch) for every hook.
+                    cond.wait(BATCH_DELAY_S)
+                batch = self.busy = list(items)
+                items.clear()
+                cond.notify_all()  # producers waiting for room
+            for item in batch:
+                item[0].run(item)
+                # Offer the interpreter lock between callbacks: an agent thread that woke up
+                # (a model reply arrived) should not wait for the whole batch.
+                time.sleep(0)
+
+    def drain(self, timeout_s: float) -> bool:
+        """Wait until every item queued before this call has run (at most ``timeout_s``)."""
+        if threading.current_thread() is self.thread:
+            return True  # a callback that flushes: what is before it already ran
+        deadline = time.monotonic() + timeout_s
+        with self.cond:
+            ticket = self.queued
+            self.urgent += 1
+            self.cond.notify_all()  # no batching delay while somebody waits
+            try:
+                while self.done < ticket:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self.cond.wait(left)
+            finally:
+                self.urgent -= 1
+        return True
+
+    def pending(self, queue: HookQueue) -> int:
+        """Items of ``queue`` queued or running."""
+        with self.cond:
+            return sum(1 for item in (*self.items, *self.busy) if item[0] is queue)
+
+    def after_fork(self) -> None:
+        # The worker did not survive the fork; the parent's queued hooks are not ours to run.
+        self.cond = threading.Condition()
+        self.items.clear()
+        self.busy = []
+        self.thread = None
+        self.idle = False
+        self.urgent = self.queued = self.done = 0
+
+
+_worker = _Worker()
 
 
 class HookQueue:
-    """Runs queued observer callbacks on one daemon thread, in arrival order."""
+    """One plugin's observer callbacks, run in arrival order on the shared worker thread."""
 
     def __init__(
         self,
-        name: str = "wayline-otel-hooks",
-        limit: int = QUEUE_LIMIT,
         *,
         label: str = "observability/otel",
         pin: Callable[[int | None], None] | None = None,
     ) -> None:
-        self._name = name
         self._label = label
         self._pin = pin
-        self._limit = limit
-        self._items: deque[Item] = deque()
-        self._cond = threading.Condition()
-        self._busy = False
-        self._idle = False  # the worker waits for a first hook (a put must wake it)
-        self._urgent = 0  # drain() callers waiting: skip the batching delay
-        self._thread: threading.Thread | None = None
-        self._closed = False
+        self.closed = False
         self._logged: set[tuple[str, type[BaseException]]] = set()
         self.failures = 0
-        _queues.add(self)
 
     def wrap(
         self, hook: str, callback: Callable[..., Any], *, wait_s: float | None = None
@@ -104,51 +189,13 @@ class HookQueue:
 
     def put(self, hook: str, callback: Callable[..., Any], payload: dict[str, Any]) -> None:
         """Queue one callback; after :meth:`close` it runs on the calling thread instead."""
-        item: Item = (callback, payload, time.time_ns(), hook)
-        with self._cond:
-            if not self._closed:
-                while len(self._items) >= self._limit and not self._closed:
-                    self._cond.wait(0.1)
-                if not self._closed:
-                    self._items.append(item)
-                    if self._thread is None:
-                        self._start_locked()
-                    elif self._idle or len(self._items) >= BATCH_MAX:
-                        self._cond.notify_all()
-                    return
-        self._run_one(item)
+        item: Item = (self, callback, payload, time.time_ns(), hook)
+        if self.closed or not _worker.put(item):
+            self.run(item)
 
-    def _start_locked(self) -> None:
-        thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-        self._thread = thread
-        thread.start()
-
-    def _work(self) -> None:
-        items, cond = self._items, self._cond
-        while True:
-            with cond:
-                self._busy = False
-                while not items:
-                    cond.notify_all()  # drain() waiters: nothing queued, nothing running
-                    self._idle = True
-                    cond.wait()
-                self._idle = False
-                if not self._urgent and len(items) < BATCH_MAX:
-                    # Gather a batch: waking for every hook would make the agent's thread
-                    # hand over the interpreter lock (a forced switch) for every hook.
-                    cond.wait(BATCH_DELAY_S)
-                batch = list(items)
-                items.clear()
-                self._busy = True
-                cond.notify_all()  # producers waiting for room
-            for item in batch:
-                self._run_one(item)
-                # Hand the interpreter lock over between callbacks: an agent thread that woke
-                # up (a model reply arrived) waits at most one callback, not a switch interval.
-                time.sleep(0)
-
-    def _run_one(self, item: Item) -> None:
-        callback, payload, ns, hook = item
+    def run(self, item: Item) -> None:
+        """Run one queued callback with its hook's time (an observer: failures are logged)."""
+        _, callback, payload, ns, hook = item
         _local.ns = ns
         pin = self._pin
         if pin is not None:
@@ -173,56 +220,24 @@ class HookQueue:
                 pin(None)
 
     def drain(self, timeout_s: float) -> bool:
-        """Wait until every queued callback has run (at most ``timeout_s``); True if so.
+        """Wait until every callback queued so far has run (at most ``timeout_s``); True if so.
 
         On the worker thread itself (a callback that flushes) there is nothing to wait for.
         """
-        if threading.current_thread() is self._thread:
-            return True
-        deadline = time.monotonic() + timeout_s
-        with self._cond:
-            self._urgent += 1
-            self._cond.notify_all()  # no batching delay while somebody waits
-            try:
-                while self._items or self._busy:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return False
-                    self._cond.wait(left)
-            finally:
-                self._urgent -= 1
-        return True
+        return _worker.drain(timeout_s)
 
     def pending(self) -> int:
-        """Callbacks queued or running."""
-        with self._cond:
-            return len(self._items) + (1 if self._busy else 0)
+        """This queue's callbacks queued or running."""
+        return _worker.pending(self)
 
     def close(self, timeout_s: float) -> bool:
         """Run what is queued (bounded by ``timeout_s``), then run later hooks inline."""
         done = self.drain(timeout_s)
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
+        with _worker.cond:
+            self.closed = True
+            _worker.cond.notify_all()  # producers waiting for room: they run inline now
         return done
-
-    def _after_fork(self) -> None:
-        # The worker did not survive the fork; the parent's queued hooks are not ours to run.
-        self._cond = threading.Condition()
-        self._items.clear()
-        self._busy = False
-        self._idle = False
-        self._urgent = 0
-        self._thread = None
-
-
-_queues: weakref.WeakSet[HookQueue] = weakref.WeakSet()
-
-
-def _reset_after_fork() -> None:
-    for queue in list(_queues):
-        queue._after_fork()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+    os.register_at_fork(after_in_child=lambda: _worker.after_fork())

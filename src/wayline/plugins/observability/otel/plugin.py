@@ -44,7 +44,7 @@ class OtelPlugin:
             remote_parent_session=env.get(PARENT_SESSION_ENV) or None,
         )
         self._closed = False
-        self.queue = HookQueue() if settings.async_hooks else None
+        self.queue = HookQueue(label=KEY) if settings.async_hooks else None
 
     def hooks(self) -> dict[str, Callable[..., None]]:
         """Hook name → host callback, an OBSERVER that fails open.

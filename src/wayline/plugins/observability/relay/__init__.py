@@ -168,7 +168,7 @@ def register(ctx: Any) -> None:
     observer = RelayObserver(settings, managed=managed)
     queue = None
     if settings.async_hooks and not managed:
-        queue = HookQueue("wayline-relay-hooks", label="observability/relay", pin=clock.pin)
+        queue = HookQueue(label="observability/relay", pin=clock.pin)
     with _state_lock:
         _state["observer"] = observer
         _state["atof"] = exporter
