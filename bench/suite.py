@@ -282,7 +282,7 @@ def _module_rows(module: str, *args: str) -> list[Row]:
 
 def p3(ref: Reference, quick: bool) -> list[Row]:
     """The 100-turn session with relay + otel vs none (bench/session.py)."""
-    return _module_rows("bench.session", "--rounds", "3" if quick else "9")
+    return _module_rows("bench.session", "--rounds", "3" if quick else "11")
 
 
 def p4(ref: Reference, quick: bool) -> list[Row]:
