@@ -162,19 +162,26 @@ class HookQueue:
         self.failures = 0
 
     def wrap(
-        self, hook: str, callback: Callable[..., Any], *, wait_s: float | None = None
+        self,
+        hook: str,
+        callback: Callable[..., Any],
+        *,
+        wait_s: float | None = None,
+        wait_if: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Callable[..., None]:
         """A host callback for ``hook`` that queues ``callback(**payload)`` for the worker.
 
         ``wait_s``: the callback then also waits (at most that long) until the worker has run
-        it and everything queued before it, for hooks whose results callers read at once.
+        it and everything queued before it, for hooks whose results callers read at once;
+        ``wait_if(payload)``, when given, decides per call whether to wait.
         """
         if wait_s is not None:
             timeout_s = wait_s
 
             def waiting(**payload: Any) -> None:
                 self.put(hook, callback, payload)
-                self.drain(timeout_s)
+                if wait_if is None or wait_if(payload):
+                    self.drain(timeout_s)
 
             waiting.__name__ = getattr(callback, "__name__", hook)
             waiting.__qualname__ = getattr(callback, "__qualname__", hook)

@@ -22,6 +22,7 @@ watchdog leave through ``os._exit``, which skips ``atexit`` but calls
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -44,10 +45,54 @@ _ATOF_NAME = "wayline.relay.atof"
 _state_lock = threading.Lock()
 _state: dict[str, Any] = {}
 
-# Hooks after which callers read the session's files at once: they wait for the worker.
-_WAITING_HOOKS = frozenset({"on_session_finalize", "on_session_reset"})
 WAIT_S = 30.0
-"""Longest wait of a waiting hook, and of shutdown, for the worker (a huge final ATIF)."""
+"""Longest wait of a session's end, and of shutdown, for the worker (a huge final ATIF)."""
+
+
+_CHILDREN_KEPT = 4096
+
+
+class _EndWaits:
+    """Which session ends wait for the worker: those whose files a caller may read at once.
+
+    A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its ATOF
+    lines and ATIF file are written. A delegated child (known from ``subagent_start``, seen
+    on the calling thread) has no file of its own unless ATIF exports every child, and its
+    lines are written before its parent's end returns: a child's end does not hold up the
+    parent's tool call. Observer wrappers: they only queue, and wait, never raise.
+    """
+
+    def __init__(self, all_children_exported: bool) -> None:
+        self._exported = all_children_exported
+        # Insertion-ordered and bounded: Hermes never finalizes a child, so ids pile up.
+        self._children: dict[str, None] = {}
+
+    def waits(self, payload: dict[str, Any]) -> bool:
+        """Whether this session end waits for the worker (a child's, once, unless exported)."""
+        session = str(payload.get("session_id") or payload.get("old_session_id"))
+        if self._children.pop(session, False) is None:
+            return self._exported
+        return True
+
+    def wrap(self, queue: HookQueue, hook: str, callback: Any) -> Any:
+        """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so."""
+        if hook in ("on_session_finalize", "on_session_reset"):
+            return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
+        queued = queue.wrap(hook, callback)
+        if hook != "subagent_start":
+            return queued
+        children = self._children
+
+        def subagent_start(**payload: Any) -> None:
+            child = payload.get("child_session_id")
+            if child:
+                children[str(child)] = None
+                if len(children) > _CHILDREN_KEPT:
+                    with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                        del children[next(iter(children))]
+            queued(**payload)
+
+        return subagent_start
 
 
 def _host_agent(ctx: Any) -> tuple[str, str]:
@@ -173,10 +218,11 @@ def register(ctx: Any) -> None:
         _state["observer"] = observer
         _state["atof"] = exporter
         _state["queue"] = queue
+    ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
     for hook in HOOKS:
         callback = getattr(observer, hook)
         if queue is not None:
-            callback = queue.wrap(hook, callback, wait_s=WAIT_S if hook in _WAITING_HOOKS else None)
+            callback = ends.wrap(queue, hook, callback)
         ctx.register_hook(hook, callback)
     if managed:
         execution = ManagedExecution(observer, str(settings.adaptive_mode))
