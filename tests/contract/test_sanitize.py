@@ -358,7 +358,8 @@ def test_huge_payloads_stop_early() -> None:
 
 
 def test_env_var_default_valid_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset → 50000; an integer is used; values under the floor become 1000."""
+    """Unset → 50000; an integer is used; values under the floor become 1000; every change
+    to os.environ is seen at once (the limit is read through environ's own bytes dict)."""
     monkeypatch.delenv(PAYLOAD_MAX_CHARS_ENV, raising=False)
     assert payload_max_chars() == DEFAULT_PAYLOAD_MAX_CHARS == 50_000
     monkeypatch.setenv(PAYLOAD_MAX_CHARS_ENV, " 12345 ")
@@ -367,6 +368,8 @@ def test_env_var_default_valid_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     assert payload_max_chars() == MIN_PAYLOAD_MAX_CHARS == 1_000
     monkeypatch.setenv(PAYLOAD_MAX_CHARS_ENV, "-5")
     assert payload_max_chars() == 1_000
+    monkeypatch.delenv(PAYLOAD_MAX_CHARS_ENV)
+    assert payload_max_chars() == DEFAULT_PAYLOAD_MAX_CHARS
 
 
 def test_env_var_invalid_warns_once(

@@ -46,6 +46,24 @@ def redact_clip(text: str, limit: int) -> str:
     return clip(redact_text(window), limit, len(text) - len(window))
 
 
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+if _c_make_encoder is not None:
+    # json.dumps with non-default options builds a new encoder per call; this one is built
+    # once (sanitized values only hold JSON types and finite floats, so no default= or
+    # circular-reference table is needed).
+    _c_encoder: Any = _c_make_encoder(
+        None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+
+    def _compact_json(value: Any) -> str:
+        return "".join(_c_encoder(value, 0))
+
+else:  # pragma: no cover - CPython always ships _json
+
+    def _compact_json(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 class Cleaner:
     """Turns arbitrary hook values into safe, bounded attribute values."""
 
@@ -80,7 +98,7 @@ class Cleaner:
     def json(self, value: Any, limit: int) -> str:
         """A structure sanitized (keys, secrets, depth) then JSON-encoded and clipped."""
         safe = sanitize(value, max_chars=max(limit, MIN_PAYLOAD_MAX_CHARS))
-        return clip(json.dumps(safe, ensure_ascii=False, separators=(",", ":")), limit)
+        return clip(_compact_json(safe), limit)
 
 
 def _num(value: Any) -> int | None:
