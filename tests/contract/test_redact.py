@@ -356,3 +356,19 @@ def test_concurrent_sanitize_matches_serial_results() -> None:
         t.join()
     assert not errors
     assert all(results[i] == expected for i in range(4))
+
+
+def test_cached_long_text_follows_rule_changes() -> None:
+    """A long text redacted before (and cached) is redacted by a pattern added afterwards,
+    and left alone again once the pattern is removed; texts past the cache bound still are."""
+    text = "tool output " * 20 + "zz-internal-4f9a-token " + "more output " * 20
+    assert redact_text(text) == text
+    assert redact_text(text) == text  # served from the cache
+    add_secret_pattern("test-internal", r"zz-internal-[0-9a-f]{4}-token")
+    try:
+        assert "zz-internal" not in redact_text(text)
+        huge = "x" * 20_000 + " zz-internal-1234-token"
+        assert "zz-internal" not in redact_text(huge)
+    finally:
+        remove_secret_pattern("test-internal")
+    assert redact_text(text) == text

@@ -1,14 +1,12 @@
 """Secret redaction for text and key names: the one policy every payload and exporter shares.
 
-Two halves: `is_sensitive_key` decides whether a mapping key (or a header name, or the
-name in `NAME=value` text) holds a credential, and `redact_text` rewrites secret-looking
-spans inside any string. Only the secret part is replaced by `REDACTED`, so the
-surrounding text stays readable ("Authorization: Bearer <redacted>").
+`is_sensitive_key` decides whether a mapping key (or header name, or the name in
+`NAME=value` text) holds a credential; `redact_text` replaces only the secret part of
+secret-looking spans in any string ("Authorization: Bearer <redacted>").
 
-`redact_text` sits on hot paths, so every rule is gated by cheap lowercase trigger
-substrings: plain text containing none of them costs one `lower()` plus a handful of
-substring searches. Rules can be added at runtime (`add_secret_pattern`,
-`add_sensitive_key`) or from a file named by `WAYLINE_REDACT_PATTERNS`.
+`redact_text` sits on hot paths: every rule is gated by lowercase trigger substrings, found
+by one regex scan, and recent results are cached. Rules can be added at runtime
+(`add_secret_pattern`, `add_sensitive_key`) or from a file named by `WAYLINE_REDACT_PATTERNS`.
 """
 
 from __future__ import annotations
@@ -453,12 +451,10 @@ class _Snapshot:
     rules: tuple[tuple[SecretPattern, frozenset[str]], ...]  # rule + its minimal gate
     triggers: tuple[str, ...]
     always: bool  # some rule has no triggers, so no text may take the fast path
-    # One alternation over every trigger: a single C-level scan tells "no trigger at all"
-    # (the common case) far faster than one substring search per trigger.
-    trigger_re: re.Pattern[str]
-    # Results for short strings under these rules (see redact_text); a new snapshot, made on
-    # every rule change, starts empty.
+    trigger_re: re.Pattern[str]  # one C-level scan tells "no trigger at all" (the usual case)
+    # Results under these rules (see redact_text); a new snapshot (any rule change) starts empty.
     short: dict[str, str] = field(default_factory=dict)
+    long: dict[str, str] = field(default_factory=dict)
 
 
 def _key_rules() -> tuple[SecretPattern, ...]:
@@ -568,22 +564,26 @@ def _current() -> _Snapshot:
     return _snapshot
 
 
-# Keys, roles, tool and model names recur in every payload, and a key such as "total_tokens"
-# hits a trigger word, so it would run the rules each time: short strings' results are kept.
-_SHORT = 64
-_SHORT_ENTRIES = 8192
+# Short strings (keys, roles, names) recur in every payload; a longer text (a tool result, a
+# message) is redacted by the host, the relay and OTel in turn: recent results are kept.
+_SHORT, _SHORT_ENTRIES = 64, 8192
+_LONG, _LONG_ENTRIES = 16_384, 256
 
 
 def redact_text(text: str) -> str:
     """Replace every secret-looking span in `text` with `REDACTED`, keeping the context."""
     snap = _current()
-    if len(text) > _SHORT:
+    size = len(text)
+    if size > _LONG:
         return _redact(snap, text)
-    known = snap.short.get(text)
+    cache, entries = (snap.short, _SHORT_ENTRIES) if size <= _SHORT else (snap.long, _LONG_ENTRIES)
+    known = cache.get(text)
     if known is None:
         known = _redact(snap, text)
-        if len(snap.short) < _SHORT_ENTRIES:
-            snap.short[text] = known
+        if len(cache) >= entries and size > _SHORT:
+            cache.clear()  # the long-text cache only serves texts seen moments ago
+        if len(cache) < entries:
+            cache[text] = known
     return known
 
 
