@@ -124,3 +124,27 @@ def test_sigint_cancels_running_tools_cleanly(scripted_server, tmp_path: Path) -
     end = [r for r in records if r["hook"] == "on_session_end"]
     assert end and end[0]["interrupted"] is True
     assert records[-1]["hook"] == "on_session_finalize"
+
+
+def test_resume_of_a_session_that_stored_nothing(scripted_server, tmp_path: Path) -> None:
+    """A REPL that printed its session id and ended before the first message (a kill, or EOF
+    at once) left a transcript: --resume of that id works and starts the session afresh."""
+    srv = scripted_server({"default": {"content": "fresh"}})
+    _, env = make_home(tmp_path, srv.base_url)
+    first = subprocess.run(
+        [*WAYLINE, "chat"], env=env, input="", capture_output=True, text=True, timeout=60
+    )
+    assert first.returncode == 0, first.stderr
+    session = first.stderr.split("session_id: ")[1].split()[0]
+    second = subprocess.run(
+        [*WAYLINE, "chat", "-q", "hello", "-Q", "--resume", session],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "fresh\n"
+    sent = srv.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]

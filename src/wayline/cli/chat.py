@@ -94,7 +94,7 @@ def chat(
         sys.exit(130)
     except BaseException as exc:  # a plugin's SystemExit or own BaseException while loading
         sys.exit(_stopped(exc))
-    click.echo(f"session_id: {agent.session_id}", err=True)
+    _announce(agent)
     if query is not None:
         code = 0
         try:
@@ -111,6 +111,14 @@ def chat(
             agent.finalize("shutdown")
         sys.exit(code)
     _repl(agent)
+
+
+def _announce(agent: Any) -> None:
+    """Print the session id, once its transcript exists (so ``--resume`` of it always works,
+    even after the process is killed before the first message)."""
+    if agent.store is not None:
+        agent.store.create(agent.session_id)
+    click.echo(f"session_id: {agent.session_id}", err=True)
 
 
 def _stopped(exc: BaseException) -> int:
@@ -148,7 +156,8 @@ def _repl(agent: Any) -> None:
             if text in ("/exit", "/quit"):
                 break
             if text == "/new":
-                click.echo(f"session_id: {agent.reset()}", err=True)
+                agent.reset()
+                _announce(agent)
                 continue
             try:
                 result = agent.run_turn(text)

@@ -124,7 +124,8 @@ class Agent:
         assert self.store is not None
         self.messages = self.store.load(session_id)
         self.session_id = session_id
-        self.started = True
+        # A transcript created but never written (the process died first) starts afresh.
+        self.started = bool(self.messages)
 
     def _record(self, message: dict[str, Any]) -> None:
         self.messages.append(message)

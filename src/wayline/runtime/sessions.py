@@ -55,6 +55,15 @@ class SessionStore:
             fh.write(line + "\n")
             fh.flush()  # to the OS before returning: a killed process keeps every whole line
 
+    def create(self, session_id: str) -> None:
+        """Create the (empty) transcript now: a session whose id was shown can be resumed
+        even when the process dies before its first message is stored."""
+        with self._lock:
+            if session_id not in self._files:
+                self.root.mkdir(parents=True, exist_ok=True)
+                fh = self.path(session_id).open("a", encoding="utf-8")
+                self._files[session_id] = fh
+
     def close(self, session_id: str) -> None:
         """Close the transcript file of ``session_id`` (reopened on the next append)."""
         with self._lock:
