@@ -5,7 +5,7 @@ rewriting it after every turn costs time that grows with the session: a 100-turn
 would write hundreds of megabytes. A refresh is instead queued here and done on one daemon
 thread, at most once per ``interval`` per key; requests arriving meanwhile merge into the
 pending one. The interval stretches to ``COST_FACTOR`` times the last rewrite's duration, so
-refreshing a long session's file never takes more than about 2.5% of a core. The final write
+refreshing a long session's file never takes more than about 5% of a core. The final write
 of a session stays synchronous (its owner calls the exporter's ``write``, which cancels a
 pending refresh), so nothing here is needed for completeness.
 """
@@ -22,7 +22,7 @@ __all__ = ["Refresher", "refresher"]
 
 _log = logging.getLogger("wayline.relay.atif")
 
-COST_FACTOR = 40.0
+COST_FACTOR = 20.0
 """A key's next job waits at least this many times as long as its last job took."""
 
 
