@@ -31,7 +31,12 @@ from typing import Any
 
 log = logging.getLogger("wayline.plugins.hooks")
 
-_local = threading.local()
+
+class _HookTime(threading.local):
+    ns: int | None = None  # a class default: getattr(local, name, None) raises inside
+
+
+_local = _HookTime()
 
 BATCH_DELAY_S = 0.02
 """How long the worker gathers hooks after the first one before running them."""
@@ -48,8 +53,7 @@ WORKER_NAME = "wayline-hooks"
 
 def event_time_ns() -> int | None:
     """The wall-clock time (ns) at which the hook being handled on this thread fired, if any."""
-    value: int | None = getattr(_local, "ns", None)
-    return value
+    return _local.ns
 
 
 Item = tuple["HookQueue", Callable[..., Any], dict[str, Any], int, str]
