@@ -35,6 +35,19 @@ def test_quiet_one_shot_prints_session_and_answer(scripted_server, tmp_path: Pat
     assert hooks[0] == "on_session_start" and hooks[-1] == "on_session_finalize"
 
 
+def _resume(
+    env: dict[str, str], cwd: Path, session: str, query: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*WAYLINE, "chat", "-q", query, "-Q", "--resume", session],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+
+
 def test_resume_continues_stored_session(scripted_server, tmp_path: Path) -> None:
     """--resume ID sends the stored transcript and does not fire on_session_start again."""
     srv = scripted_server({"default": {"content": "noted"}})
@@ -48,14 +61,7 @@ def test_resume_continues_stored_session(scripted_server, tmp_path: Path) -> Non
         cwd=tmp_path,
     )
     session = first.stderr.split("session_id: ")[1].split()[0]
-    second = subprocess.run(
-        [*WAYLINE, "chat", "-q", "what number?", "-Q", "--resume", session],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    second = _resume(env, tmp_path, session, "what number?")
     assert second.returncode == 0, second.stderr
     sent = srv.requests[-1].body["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == ["remember 42", "what number?"]
@@ -136,14 +142,7 @@ def test_resume_of_a_session_that_stored_nothing(scripted_server, tmp_path: Path
     )
     assert first.returncode == 0, first.stderr
     session = first.stderr.split("session_id: ")[1].split()[0]
-    second = subprocess.run(
-        [*WAYLINE, "chat", "-q", "hello", "-Q", "--resume", session],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    second = _resume(env, tmp_path, session, "hello")
     assert second.returncode == 0, second.stderr
     assert second.stdout == "fresh\n"
     sent = srv.requests[-1].body["messages"]
