@@ -6,9 +6,12 @@ unmatched ends → marks carrying the correlation ids. Every span and scope is
 found by explicit ids, never by a thread's scope stack, so parallel tool workers
 and subagent threads cannot mis-parent events.
 
-All callbacks here are observers: they run on the emitting thread, are
-thread-safe (one lock around the id maps) and never raise into the agent (the
-host's hook bus logs and skips).
+All callbacks here are observers: they are thread-safe (one lock around the id
+maps) and never raise into the agent (the host's hook bus, or the plugin's hook
+worker, logs and skips). The plugin normally runs them on the shared
+``wayline-hooks`` worker thread in hook order (``hookqueue``), with relay's clock
+pinned to each hook's time; with ``*_ASYNC_HOOKS=0`` or managed execution they run
+on the emitting thread.
 
 Payload differences between hosts (Hermes Agent 0.19.0 vs wayline) are absorbed
 here so the output stays complete: a retry that reuses its ``api_request_id`` ends
