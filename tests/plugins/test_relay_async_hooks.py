@@ -143,7 +143,7 @@ def test_finalize_returns_with_the_trajectory_written(
 def test_queue_pins_the_relay_clock_per_callback() -> None:
     """Relay events emitted by a queued callback carry the time of its ``put`` (not the time
     it ran, 200 ms later), and a pin holds for its own thread only."""
-    queue = HookQueue(label="test", pin=clock.pin)
+    queue = HookQueue(label="test")
     stamps: list[int] = []
     queue.put("slow", lambda: time.sleep(0.2), {})
     put_at = time.time_ns()

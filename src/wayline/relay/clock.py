@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from time import time_ns
 
-__all__ = ["now_ns", "pin"]
+__all__ = ["now_ns", "pin", "pinned_ns"]
 
 
 class _Pinned(threading.local):
@@ -31,3 +31,8 @@ def now_ns() -> int:
 def pin(ns: int | None) -> None:
     """Make :func:`now_ns` return ``ns`` on this thread (``None``: the wall clock again)."""
     _local.ns = ns
+
+
+def pinned_ns() -> int | None:
+    """This thread's pinned time, or ``None`` when it reads the wall clock."""
+    return _local.ns

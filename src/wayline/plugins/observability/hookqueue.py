@@ -9,9 +9,9 @@ its own :class:`HookQueue` (its failure count, its ``drain``/``close``), but all
 that one thread: every extra thread that wants the interpreter lock while the agent's thread
 wakes up from a reply adds a lock handover to the agent's path.
 
-Times stay exact: the worker hands each callback the wall-clock time at which its hook fired
-(:func:`event_time_ns`, and the ``pin`` function a queue is given, e.g. relay's clock), which
-starts and ends without an explicit time use.
+Times stay exact: the worker pins relay's clock (:mod:`wayline.relay.clock`) to the time each
+callback's hook fired, so relay events stamp that time and spans started or ended without an
+explicit time use it too (:func:`event_time_ns`).
 
 Every callback here is an OBSERVER: an exception is logged once per (queue, hook, exception
 type) and the worker goes on. Payloads are read after the hook returned, which is safe because
@@ -29,14 +29,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from wayline.relay.clock import pin, pinned_ns
+
 log = logging.getLogger("wayline.plugins.hooks")
-
-
-class _HookTime(threading.local):
-    ns: int | None = None  # a class default: getattr(local, name, None) raises inside
-
-
-_local = _HookTime()
 
 BATCH_DELAY_S = 0.02
 """How long the worker gathers hooks after the first one before running them."""
@@ -53,7 +48,7 @@ WORKER_NAME = "wayline-hooks"
 
 def event_time_ns() -> int | None:
     """The wall-clock time (ns) at which the hook being handled on this thread fired, if any."""
-    return _local.ns
+    return pinned_ns()
 
 
 Item = tuple["HookQueue", Callable[..., Any], dict[str, Any], int, str]
@@ -153,14 +148,8 @@ _worker = _Worker()
 class HookQueue:
     """One plugin's observer callbacks, run in arrival order on the shared worker thread."""
 
-    def __init__(
-        self,
-        *,
-        label: str = "observability/otel",
-        pin: Callable[[int | None], None] | None = None,
-    ) -> None:
+    def __init__(self, *, label: str = "observability/otel") -> None:
         self._label = label
-        self._pin = pin
         self.closed = False
         self._logged: set[tuple[str, type[BaseException]]] = set()
         self.failures = 0
@@ -179,20 +168,11 @@ class HookQueue:
         it and everything queued before it, for hooks whose results callers read at once;
         ``wait_if(payload)``, when given, decides per call whether to wait.
         """
-        if wait_s is not None:
-            timeout_s = wait_s
-
-            def waiting(**payload: Any) -> None:
-                self.put(hook, callback, payload)
-                if wait_if is None or wait_if(payload):
-                    self.drain(timeout_s)
-
-            waiting.__name__ = getattr(callback, "__name__", hook)
-            waiting.__qualname__ = getattr(callback, "__qualname__", hook)
-            return waiting
 
         def queued(**payload: Any) -> None:
             self.put(hook, callback, payload)
+            if wait_s is not None and (wait_if is None or wait_if(payload)):
+                self.drain(wait_s)
 
         queued.__name__ = getattr(callback, "__name__", hook)
         queued.__qualname__ = getattr(callback, "__qualname__", hook)
@@ -207,10 +187,7 @@ class HookQueue:
     def run(self, item: Item) -> None:
         """Run one queued callback with its hook's time (an observer: failures are logged)."""
         _, callback, payload, ns, hook = item
-        _local.ns = ns
-        pin = self._pin
-        if pin is not None:
-            pin(ns)
+        pin(ns)
         try:
             callback(**payload)
         except BaseException as exc:
@@ -226,9 +203,7 @@ class HookQueue:
                     exc_info=exc,
                 )
         finally:
-            _local.ns = None
-            if pin is not None:
-                pin(None)
+            pin(None)
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every callback queued so far has run (at most ``timeout_s``); True if so.

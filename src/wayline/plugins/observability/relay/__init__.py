@@ -36,7 +36,6 @@ from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
-from wayline.relay import clock
 from wayline.relay.plugin import atof_exporter
 
 log = logging.getLogger("wayline.plugins.relay")
@@ -70,9 +69,10 @@ class _EndWaits:
     def waits(self, payload: dict[str, Any]) -> bool:
         """Whether this session end waits for the worker (a child's, once, unless exported)."""
         session = str(payload.get("session_id") or payload.get("old_session_id"))
-        if self._children.pop(session, False) is None:
-            return self._exported
-        return True
+        if session not in self._children:
+            return True
+        self._children.pop(session, None)
+        return self._exported
 
     def wrap(self, queue: HookQueue, hook: str, callback: Any) -> Any:
         """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so."""
@@ -213,7 +213,7 @@ def register(ctx: Any) -> None:
     observer = RelayObserver(settings, managed=managed)
     queue = None
     if settings.async_hooks and not managed:
-        queue = HookQueue(label="observability/relay", pin=clock.pin)
+        queue = HookQueue(label="observability/relay")
     with _state_lock:
         _state["observer"] = observer
         _state["atof"] = exporter
