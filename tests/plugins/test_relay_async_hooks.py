@@ -43,6 +43,7 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> tuple[
         "WAYLINE_RELAY_ATOF_FILENAME": "events.jsonl",
         "WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY": str(out / "atif"),
         "WAYLINE_RELAY_ATIF_FILENAME_TEMPLATE": "trajectory-{session_id}.json",
+        "WAYLINE_HOOK_WORKER": "thread",  # these tests watch the worker thread
         **env,
     }
     for key, value in settings.items():

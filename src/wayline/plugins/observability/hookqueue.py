@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from wayline.plugins.observability.hookproc import ChildGone, Handlers, Remote, worker_process
 from wayline.relay.clock import pin, pinned_ns
 
 log = logging.getLogger("wayline.plugins.hooks")
@@ -51,7 +52,7 @@ def event_time_ns() -> int | None:
     return pinned_ns()
 
 
-Item = tuple["HookQueue", Callable[..., Any], dict[str, Any], int, str]
+Item = tuple["HookQueue", Callable[..., Any] | None, dict[str, Any], int, str]
 
 
 class _Worker:
@@ -102,11 +103,25 @@ class _Worker:
                 batch = self.busy = list(items)
                 items.clear()
                 cond.notify_all()  # producers waiting for room
+            remote: list[Item] = []
             for item in batch:
+                if item[0].remote is not None and worker_process.dead is None:
+                    remote.append(item)
+                    continue
                 item[0].run(item)
                 # Offer the interpreter lock between callbacks: an agent thread that woke up
                 # (a model reply arrived) should not wait for the whole batch.
                 time.sleep(0)
+            if remote:
+                self._send(remote)
+
+    @staticmethod
+    def _send(items: list[Item]) -> None:
+        try:
+            worker_process.send([(item[0].qid, item[4], item[2], item[3]) for item in items])
+        except ChildGone:
+            for item in items:  # the worker process is gone: run them here
+                item[0].run(item)
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every item queued before this call has run (at most ``timeout_s``)."""
@@ -146,18 +161,28 @@ _worker = _Worker()
 
 
 class HookQueue:
-    """One plugin's observer callbacks, run in arrival order on the shared worker thread."""
+    """One plugin's observer callbacks, run in arrival order on the shared worker thread.
 
-    def __init__(self, *, label: str = "observability/otel") -> None:
+    With ``remote`` (see :mod:`hookproc`) the callbacks run in the hook worker process
+    instead: the host callbacks made by :meth:`wrap` then take ``callback=None``, and the
+    process builds its own handlers from ``remote``. Should that process be unavailable,
+    the same handlers are built here and run on the worker thread.
+    """
+
+    def __init__(self, *, label: str = "observability/otel", remote: Remote | None = None) -> None:
         self._label = label
         self.closed = False
         self._logged: set[tuple[str, type[BaseException]]] = set()
         self.failures = 0
+        self.remote = remote
+        self.qid = worker_process.add(remote) if remote is not None else 0
+        self._local: Handlers | None = None
+        self._local_lock = threading.Lock()
 
     def wrap(
         self,
         hook: str,
-        callback: Callable[..., Any],
+        callback: Callable[..., Any] | None,
         *,
         wait_s: float | None = None,
         wait_if: Callable[[dict[str, Any]], bool] | None = None,
@@ -178,50 +203,112 @@ class HookQueue:
         queued.__qualname__ = getattr(callback, "__qualname__", hook)
         return queued
 
-    def put(self, hook: str, callback: Callable[..., Any], payload: dict[str, Any]) -> None:
-        """Queue one callback; after :meth:`close` it runs on the calling thread instead."""
+    def put(self, hook: str, callback: Callable[..., Any] | None, payload: dict[str, Any]) -> None:
+        """Queue one callback; after :meth:`close` it runs on the calling thread instead
+        (a remote queue's are dropped then: its plugin has shut down)."""
         item: Item = (self, callback, payload, time.time_ns(), hook)
-        if self.closed or not _worker.put(item):
+        if (self.closed or not _worker.put(item)) and self.remote is None:
             self.run(item)
+
+    def _handlers(self) -> Handlers:
+        with self._local_lock:
+            if self._local is None:
+                assert self.remote is not None
+                self._local = self.remote.build()
+            return self._local
 
     def run(self, item: Item) -> None:
         """Run one queued callback with its hook's time (an observer: failures are logged)."""
         _, callback, payload, ns, hook = item
+        if callback is None:  # a remote queue's hook, run here (no worker process)
+            try:
+                callback = self._handlers().callbacks.get(hook)
+            except Exception as exc:
+                callback = None
+                self._failed(hook, exc)
+            if callback is None:
+                return
         pin(ns)
         try:
             callback(**payload)
         except BaseException as exc:
-            self.failures += 1
-            key = (hook, type(exc))
-            if key not in self._logged:
-                self._logged.add(key)
-                log.warning(
-                    "%s: %s callback failed: %r (logged once per error type)",
-                    self._label,
-                    hook,
-                    exc,
-                    exc_info=exc,
-                )
+            self._failed(hook, exc)
         finally:
             pin(None)
+
+    def _failed(self, hook: str, exc: BaseException) -> None:
+        self.failures += 1
+        key = (hook, type(exc))
+        if key not in self._logged:
+            self._logged.add(key)
+            log.warning(
+                "%s: %s callback failed: %r (logged once per error type)",
+                self._label,
+                hook,
+                exc,
+                exc_info=exc,
+            )
+
+    def _remote_live(self) -> bool:
+        return self.remote is not None and self._local is None and worker_process.dead is None
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every callback queued so far has run (at most ``timeout_s``); True if so.
 
         On the worker thread itself (a callback that flushes) there is nothing to wait for.
+        A remote queue's wait also covers the worker process.
         """
-        return _worker.drain(timeout_s)
+        started = time.monotonic()
+        done = _worker.drain(timeout_s)
+        if done and self._remote_live() and worker_process.opened(self.qid):
+            left = timeout_s - (time.monotonic() - started)
+            try:
+                worker_process.request("sync", timeout_s=max(left, 0.001))
+            except TimeoutError:
+                return False
+            except ChildGone:
+                pass  # what was sent is lost; later hooks run here
+        return done
+
+    def call(self, name: str, *args: Any, timeout_s: float = 5.0) -> Any:
+        """Ask the plugin's handlers (``Handlers.call``), wherever they run."""
+        if self._remote_live():
+            try:
+                return worker_process.request("call", self.qid, name, args, timeout_s=timeout_s)
+            except ChildGone:
+                pass
+        return self._handlers().call(name, *args)
+
+    def failure_count(self) -> int:
+        """Callbacks that raised, here and in the worker process."""
+        failures = self.failures
+        if self._remote_live() and worker_process.opened(self.qid):
+            try:
+                failures += int(self.call("hook_failures"))
+            except (ChildGone, TimeoutError, RuntimeError):
+                pass
+        return failures
 
     def pending(self) -> int:
-        """This queue's callbacks queued or running."""
+        """This queue's callbacks queued or running (on the worker thread)."""
         return _worker.pending(self)
 
     def close(self, timeout_s: float) -> bool:
-        """Run what is queued (bounded by ``timeout_s``), then run later hooks inline."""
+        """Run what is queued (bounded by ``timeout_s``), then run later hooks inline; a
+        remote queue also closes its handlers (the plugin's shutdown), wherever they run."""
+        started = time.monotonic()
         done = self.drain(timeout_s)
         with _worker.cond:
             self.closed = True
             _worker.cond.notify_all()  # producers waiting for room: they run inline now
+        if self.remote is not None:
+            left = max(timeout_s - (time.monotonic() - started), 0.001)
+            try:
+                worker_process.close(self.qid, left)
+            except (ChildGone, TimeoutError, RuntimeError) as exc:
+                log.warning("%s: closing in the hook worker process: %s", self._label, exc)
+            if self._local is not None:
+                self._local.close(left)
         return done
 
 

@@ -22,8 +22,74 @@ TRACEPARENT_ENV = "TRACEPARENT"
 PARENT_SESSION_ENV = "WAYLINE_PARENT_SESSION_ID"
 
 
-class OtelPlugin:
-    """The plugin's pipeline and observer; ``hooks()`` is what ``register(ctx)`` subscribes."""
+class OtelFront:
+    """What a host and callers use of the plugin, wherever its observer runs."""
+
+    settings: OtelSettings
+    queue: HookQueue | None
+
+    def _callbacks(self) -> dict[str, Callable[..., Any] | None]:
+        raise NotImplementedError
+
+    def hooks(self) -> dict[str, Callable[..., None]]:
+        """Hook name → host callback, an OBSERVER that fails open.
+
+        With ``async_hooks`` (the default) each callback only queues its payload for the
+        hook worker (see ``hookqueue``/``hookproc``); the session-end hooks then wait for the
+        worker when ``force_flush_on_session_end`` asks for spans on disk at that point.
+        """
+        callbacks = self._callbacks()
+        queue = self.queue
+        if queue is None:
+            return {name: cb for name, cb in callbacks.items() if cb is not None}
+        hooks = {name: queue.wrap(name, callback) for name, callback in callbacks.items()}
+        if self.settings.force_flush_on_session_end:
+            timeout_s = self.settings.flush_timeout_ms / 1000.0
+            for name in ("on_session_end", "on_session_finalize"):
+                hooks[name] = queue.wrap(name, callbacks[name], wait_s=timeout_s)
+        return hooks
+
+    def drain(self, timeout_s: float = 5.0) -> bool:
+        """Wait (bounded) until every hook received so far has been turned into spans."""
+        return True if self.queue is None else self.queue.drain(timeout_s)
+
+    def attach(self, bus: Any, plugin: str = KEY) -> None:
+        """Subscribe to a host's hook bus directly (``bus.register(name, callback, plugin)``)."""
+        for name, callback in self.hooks().items():
+            bus.register(name, callback, plugin)
+
+    def traceparent_for_child(self, child_session_id: str) -> str | None:
+        """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
+        raise NotImplementedError
+
+    def force_flush(self, timeout_ms: int = 5000) -> bool:
+        """Export everything ended so far; waits at most about ``timeout_ms``."""
+        raise NotImplementedError
+
+    def stats(self) -> dict[str, int]:
+        """Export counters and ``hooks_pending``/``hook_failures``."""
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """End open spans (``incomplete``), export what is left (bounded), stop threads."""
+        raise NotImplementedError
+
+    def child_env(
+        self, child_session_id: str, parent_session_id: str | None = None
+    ) -> dict[str, str]:
+        """Environment for a child agent started in another process: it links back to us."""
+        env: dict[str, str] = {}
+        value = self.traceparent_for_child(child_session_id)
+        if value:
+            env[TRACEPARENT_ENV] = value
+        if parent_session_id:
+            env[PARENT_SESSION_ENV] = parent_session_id
+        return env
+
+
+class OtelPlugin(OtelFront):
+    """The plugin's pipeline and observer in this process; ``hooks()`` is what
+    ``register(ctx)`` subscribes."""
 
     def __init__(
         self,
@@ -46,32 +112,8 @@ class OtelPlugin:
         self._closed = False
         self.queue = HookQueue(label=KEY) if settings.async_hooks else None
 
-    def hooks(self) -> dict[str, Callable[..., None]]:
-        """Hook name → host callback, an OBSERVER that fails open.
-
-        With ``async_hooks`` (the default) each callback only queues its payload for the
-        plugin's worker thread (see ``hookqueue``); the session-end hooks then wait for the
-        worker when ``force_flush_on_session_end`` asks for spans on disk at that point.
-        """
-        callbacks = {name: getattr(self.observer, name) for name in HOOKS}
-        queue = self.queue
-        if queue is None:
-            return callbacks
-        hooks = {name: queue.wrap(name, callback) for name, callback in callbacks.items()}
-        if self.settings.force_flush_on_session_end:
-            timeout_s = self.settings.flush_timeout_ms / 1000.0
-            for name in ("on_session_end", "on_session_finalize"):
-                hooks[name] = queue.wrap(name, callbacks[name], wait_s=timeout_s)
-        return hooks
-
-    def drain(self, timeout_s: float = 5.0) -> bool:
-        """Wait (bounded) until every hook received so far has been turned into spans."""
-        return True if self.queue is None else self.queue.drain(timeout_s)
-
-    def attach(self, bus: Any, plugin: str = KEY) -> None:
-        """Subscribe to a host's hook bus directly (``bus.register(name, callback, plugin)``)."""
-        for name, callback in self.hooks().items():
-            bus.register(name, callback, plugin)
+    def _callbacks(self) -> dict[str, Callable[..., Any] | None]:
+        return {name: getattr(self.observer, name) for name in HOOKS}
 
     def force_flush(self, timeout_ms: int = 5000) -> bool:
         """Export everything ended so far; waits at most about ``timeout_ms``."""
@@ -84,18 +126,6 @@ class OtelPlugin:
         """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
         self.drain()
         return self.observer.traceparent_for_child(child_session_id)
-
-    def child_env(
-        self, child_session_id: str, parent_session_id: str | None = None
-    ) -> dict[str, str]:
-        """Environment for a child agent started in another process: it links back to us."""
-        env: dict[str, str] = {}
-        value = self.traceparent_for_child(child_session_id)
-        if value:
-            env[TRACEPARENT_ENV] = value
-        if parent_session_id:
-            env[PARENT_SESSION_ENV] = parent_session_id
-        return env
 
     def stats(self) -> dict[str, int]:
         """Export counters: exported, dropped (queue full / export failed), queued…, and

@@ -26,20 +26,19 @@ import contextlib
 import logging
 import sys
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from wayline import relay
 from wayline.host.exit import ExitHook
+from wayline.plugins.observability.hookproc import remote, worker_mode
 from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
-from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
-from wayline.relay.plugin import atof_exporter
+from wayline.plugins.observability.relay.worker import RelayHandlers
 
 log = logging.getLogger("wayline.plugins.relay")
-_ATOF_NAME = "wayline.relay.atof"
 
 _state_lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -184,48 +183,52 @@ class _SdkShaped:
 
 def _shutdown() -> None:
     with _state_lock:
-        observer: RelayObserver | None = _state.pop("observer", None)
-        exporter = _state.pop("atof", None)
+        handlers: RelayHandlers | None = _state.pop("handlers", None)
         queue: HookQueue | None = _state.pop("queue", None)
-    # Queued hooks first (later ones run inline), so the files end as the host left them.
+        _state.pop("observer", None)
+    # Queued hooks first (later ones run inline), so the files end as the host left them;
+    # a queue whose callbacks run in the hook worker process closes its handlers there.
     if queue is not None and not queue.close(WAIT_S):
         log.warning("observability/relay: hooks still queued after %.0f s at exit", WAIT_S)
-    if observer is not None:
-        observer.close_all()
-    if exporter is not None:
-        relay.subscribers.deregister(_ATOF_NAME)
-        exporter.shutdown()
+    if handlers is not None:
+        handlers.close()
 
 
 def register(ctx: Any) -> None:
-    """Plugin entry point: start the ATOF exporter, subscribe the hooks (and middleware)."""
+    """Plugin entry point: start the ATOF exporter, subscribe the hooks (and middleware).
+
+    Where the observer runs: in the hook worker process (async hooks, the default; see
+    ``hookproc``), on the hook worker thread (``WAYLINE_HOOK_WORKER=thread``), or on the
+    calling thread (``*_ASYNC_HOOKS=0``, and always in managed mode).
+    """
     agent_name, agent_version = _host_agent(ctx)
     settings: RelaySettings = load_settings(agent_name=agent_name, agent_version=agent_version)
     _shutdown()  # a re-registration (force reload) replaces the previous instance
-    exporter = None
     managed = settings.adaptive_mode is not None
-    if settings.atof is not None:
-        exporter = atof_exporter(settings.atof)
-        if managed:  # relay records the raw payloads of managed calls: redact them here
-            relay.subscribers.register(_ATOF_NAME, redacting(exporter.export))
-        else:
-            exporter.register(_ATOF_NAME)
-    observer = RelayObserver(settings, managed=managed)
-    queue = None
-    if settings.async_hooks and not managed:
-        queue = HookQueue(label="observability/relay")
+    queued = settings.async_hooks and not managed
+    handlers: RelayHandlers | None = None
+    queue: HookQueue | None = None
+    if queued and worker_mode() == "process":
+        if settings.atof is not None:  # a bad directory fails the plugin's load, here
+            Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
+        spec = remote("wayline.plugins.observability.relay.worker:build", settings)
+        queue = HookQueue(label="observability/relay", remote=spec)
+    else:
+        handlers = RelayHandlers(settings, managed=managed)
+        if queued:
+            queue = HookQueue(label="observability/relay")
     with _state_lock:
-        _state["observer"] = observer
-        _state["atof"] = exporter
+        _state["handlers"] = handlers
+        _state["observer"] = handlers.observer if handlers is not None else None
         _state["queue"] = queue
     ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
     for hook in HOOKS:
-        callback = getattr(observer, hook)
+        callback = handlers.callbacks[hook] if handlers is not None else None
         if queue is not None:
             callback = ends.wrap(queue, hook, callback)
         ctx.register_hook(hook, callback)
-    if managed:
-        execution = ManagedExecution(observer, str(settings.adaptive_mode))
+    if managed and handlers is not None:
+        execution = ManagedExecution(handlers.observer, str(settings.adaptive_mode))
         ctx.register_middleware("llm_execution", _SdkShaped(execution.llm_execution))
         ctx.register_middleware("tool_execution", _OncePerCall(execution.tool_execution))
     _exit_hook.arm()
@@ -233,10 +236,11 @@ def register(ctx: Any) -> None:
     ctx.register_hook("on_session_start", _exit_hook.arm)
     ctx.register_hook("on_session_end", _exit_hook.arm)
     log.debug(
-        "observability/relay registered (atof=%s, atif=%s, managed=%s)",
+        "observability/relay registered (atof=%s, atif=%s, managed=%s, worker=%s)",
         settings.atof,
         settings.atif,
         managed,
+        "process" if queue is not None and queue.remote is not None else "thread/inline",
     )
 
 
@@ -251,12 +255,12 @@ def stats() -> dict[str, int]:
     queue: HookQueue | None = _state.get("queue")
     if queue is None:
         return {"hooks_pending": 0, "hook_failures": 0}
-    return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
+    return {"hooks_pending": queue.pending(), "hook_failures": queue.failure_count()}
 
 
 def current_observer() -> RelayObserver | None:
-    """The active observer, once every queued hook has reached it (tests and the CLI use it
-    to close sessions explicitly)."""
+    """The active observer of this process, once every queued hook has reached it (tests use
+    it to close sessions explicitly); None when it runs in the hook worker process."""
     drain()
     return _state.get("observer")
 

@@ -1,0 +1,143 @@
+"""The hook worker process: runs plugins' observer callbacks sent by :mod:`hookproc`.
+
+``python -m wayline.plugins.observability.hookchild <reply fd>`` reads frames from stdin:
+``("open", qid, Remote)`` builds a plugin's handlers; ``("hooks", records, drops)`` runs
+callbacks (OBSERVERS: a failure is logged once per hook and error type, counted, and the
+next record runs); ``("sync"|"call"|"close", token, ...)`` are answered on the reply fd with
+``(token, ok, value)``. At EOF (the parent exited or closed the pipe) every plugin is closed,
+so open sessions end and the files are complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from wayline.plugins.observability.hookproc import (
+    Handlers,
+    ListStore,
+    Remote,
+    read_frame,
+    write_frame,
+)
+from wayline.plugins.observability.hookqueue import HookQueue
+
+log = logging.getLogger("wayline.plugins.hooks")
+CLOSE_AT_EOF_S = 30.0
+
+
+class _Plugin:
+    def __init__(self, qid: int, spec: Remote) -> None:
+        self.label = f"hook worker process, queue {qid} ({spec.factory})"
+        self.queue = HookQueue(label=self.label)
+        os.environ.clear()
+        os.environ.update(spec.environ)  # settings read lazily see the plugin's environment
+        self.handlers: Handlers = spec.build()
+
+    def call(self, name: str, args: tuple[Any, ...]) -> Any:
+        if name == "hook_failures":
+            return self.queue.failures
+        return self.handlers.call(name, *args)
+
+
+class Child:
+    """The worker process's state: the plugins it runs and the message lists it knows."""
+
+    def __init__(self, reply_fd: int) -> None:
+        self.reply_fd = reply_fd
+        self.plugins: dict[int, _Plugin] = {}
+        self.failed: set[int] = set()  # queues whose handlers could not be built
+        self.lists = ListStore()
+
+    def handle(self, frame: tuple[Any, ...]) -> None:
+        """Act on one frame from the parent."""
+        op = frame[0]
+        if op == "hooks":
+            self.lists.drop(frame[2])
+            decode = self.lists.decode
+            for qid, hook, payload, ns in frame[1]:
+                plugin = self.plugins.get(qid)
+                if plugin is None:
+                    continue
+                callback = plugin.handlers.callbacks.get(hook)
+                if callback is not None:
+                    queue = plugin.queue
+                    queue.run((queue, callback, decode(payload), ns, hook))
+        elif op == "open":
+            _, qid, spec = frame
+            try:
+                self.plugins[qid] = _Plugin(qid, spec)
+            except Exception:
+                self.failed.add(qid)
+                log.exception("hook worker process: cannot build %s", spec.factory)
+        else:
+            token = frame[1]
+            try:
+                reply = (token, True, self._request(op, frame[2:]))
+            except Exception as exc:
+                reply = (token, False, f"{type(exc).__name__}: {exc}")
+            self.reply(reply)
+
+    def reply(self, reply: tuple[int, bool, Any]) -> None:
+        """Answer the parent; a parent that is gone is not an error (EOF on stdin follows)."""
+        try:
+            write_frame(self.reply_fd, reply)
+        except OSError:
+            pass
+
+    def _request(self, op: str, args: tuple[Any, ...]) -> Any:
+        if op == "sync":
+            return None
+        qid = args[0]
+        if qid in self.failed:
+            raise RuntimeError("the plugin's handlers could not be built (see its log)")
+        if op == "call":
+            return self.plugins[qid].call(args[1], tuple(args[2]))
+        if op == "close":
+            plugin = self.plugins.pop(qid, None)
+            if plugin is not None:
+                plugin.handlers.close(float(args[1]))
+            return None
+        raise ValueError(f"unknown request {op!r}")
+
+    def close_all(self) -> None:
+        """Close every plugin (the parent is gone)."""
+        for qid in list(self.plugins):
+            plugin = self.plugins.pop(qid)
+            try:
+                plugin.handlers.close(CLOSE_AT_EOF_S)
+            except Exception:
+                log.exception("hook worker process: closing %s failed", plugin.label)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the parent until EOF on stdin."""
+    args = sys.argv[1:] if argv is None else argv
+    # The parent's group gets Ctrl-C; the parent decides, and EOF tells us when it is gone.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(
+        level=logging.WARNING, format="wayline hook worker: %(levelname)s %(name)s: %(message)s"
+    )
+    child = Child(int(args[0]))
+    stdin = sys.stdin.buffer.fileno()
+    child.reply((0, True, "ready"))
+    try:
+        while True:
+            try:
+                frame = read_frame(stdin)
+            except EOFError:
+                break
+            except Exception:  # a frame that does not unpickle: the stream stays aligned
+                log.exception("hook worker process: unreadable frame skipped")
+                continue
+            child.handle(frame)
+    finally:
+        child.close_all()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

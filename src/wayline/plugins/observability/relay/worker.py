@@ -1,0 +1,55 @@
+"""The relay plugin's observer and ATOF exporter as one unit, built where the hooks run.
+
+The plugin builds it in the agent's process (``WAYLINE_HOOK_WORKER=thread``, synchronous
+hooks, managed mode) or has the hook worker process build it (:mod:`..hookproc`, the
+default): only the resolved :class:`RelaySettings` cross the process boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wayline import relay
+from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
+from wayline.plugins.observability.relay.redacting import redacting
+from wayline.plugins.observability.relay.settings import RelaySettings
+from wayline.relay.plugin import atof_exporter
+
+ATOF_NAME = "wayline.relay.atof"
+
+
+class RelayHandlers:
+    """The observer (its hook callbacks) and the ATOF subscriber it feeds."""
+
+    def __init__(self, settings: RelaySettings, *, managed: bool = False) -> None:
+        self.exporter = atof_exporter(settings.atof) if settings.atof is not None else None
+        if self.exporter is not None:
+            if managed:  # relay records the raw payloads of managed calls: redact them here
+                relay.subscribers.register(ATOF_NAME, redacting(self.exporter.export))
+            else:
+                self.exporter.register(ATOF_NAME)
+        self.observer = RelayObserver(settings, managed=managed)
+        self.callbacks: Mapping[str, Callable[..., Any]] = {
+            hook: getattr(self.observer, hook) for hook in HOOKS
+        }
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Queries from the plugin's process: ``open_sessions``."""
+        if name == "open_sessions":
+            return sorted(self.observer.sessions)
+        raise ValueError(f"observability/relay handlers: unknown call {name!r}")
+
+    def close(self, timeout_s: float = 0.0) -> None:
+        """End every open session (ATIF written), then flush and close the ATOF file."""
+        try:
+            self.observer.close_all()
+        finally:
+            if self.exporter is not None:
+                relay.subscribers.deregister(ATOF_NAME)
+                self.exporter.shutdown()
+
+
+def build(settings: RelaySettings) -> RelayHandlers:
+    """Factory for the hook worker process (non-managed mode)."""
+    return RelayHandlers(settings)

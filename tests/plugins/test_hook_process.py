@@ -1,0 +1,310 @@
+"""The hook worker process (``WAYLINE_HOOK_WORKER=process``, the default): the observability
+plugins' callbacks run in a child process that writes what the worker thread writes, keeps
+the hooks' times, survives the agent's SIGKILL long enough to finish the files, and hands
+the work back to the agent's process when it dies."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wayline import relay
+from wayline.plugins.observability import otel as otel_plugin
+from wayline.plugins.observability import relay as relay_plugin
+from wayline.plugins.observability.hookproc import (
+    DeltaLists,
+    ListStore,
+    remote,
+    worker_mode,
+    worker_process,
+)
+from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.relay import clock
+from wayline.runtime import build_runtime
+from wayline.testing.server import ScriptedServer
+
+SCRIPT: dict[str, Any] = {
+    "model": "scripted-model",
+    "rules": [
+        {
+            "match": {"last_role": "user"},
+            "respond": {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        },
+        {"match": {"last_role": "tool"}, "respond": {"content": "done"}},
+    ],
+}
+
+
+class Recorder:
+    """Handlers (built in the worker process) that append each hook, as JSON, to a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.callbacks = {
+            "pre_tool_call": self._record("pre_tool_call"),
+            "fails": self._fails,
+        }
+
+    def _record(self, hook: str) -> Any:
+        def callback(**payload: Any) -> None:
+            line = {"hook": hook, "ns": clock.now_ns(), "pid": os.getpid(), **payload}
+            with open(self.path, "a") as fh:
+                fh.write(json.dumps(line, default=repr) + "\n")
+
+        return callback
+
+    def _fails(self, **payload: Any) -> None:
+        raise ValueError("observer bug")
+
+    def call(self, name: str, *args: Any) -> Any:
+        """``echo`` returns its arguments."""
+        if name == "echo":
+            return list(args)
+        raise ValueError(name)
+
+    def close(self, timeout_s: float = 0.0) -> None:
+        """Writes a last line."""
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps({"hook": "closed"}) + "\n")
+
+
+def recorder(path: str) -> Recorder:
+    """Factory the worker process calls."""
+    return Recorder(path)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> tuple[Path, Path]:
+    for key in list(os.environ):
+        if key.startswith(("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_", "WAYLINE_OTEL_", "OTEL_")):
+            monkeypatch.delenv(key)
+    out = tmp_path / mode
+    for key, value in {
+        "WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY": str(out / "atof"),
+        "WAYLINE_RELAY_ATOF_FILENAME": "events.jsonl",
+        "WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY": str(out / "atif"),
+        "WAYLINE_RELAY_ATIF_FILENAME_TEMPLATE": "trajectory-{session_id}.json",
+        "WAYLINE_HOOK_WORKER": mode,
+    }.items():
+        monkeypatch.setenv(key, value)
+    home = tmp_path / f"home-{mode}"
+    home.mkdir()
+    monkeypatch.setenv("WAYLINE_HOME", str(home))
+    (home / "config.yaml").write_text(
+        'approvals:\n  mode: "off"\nplugins:\n  enabled: [observability/relay, '
+        "observability/otel]\n  entries:\n    observability/otel:\n      exporter: file\n"
+        f"      file: {out / 'spans.jsonl'}\n"
+    )
+    return home, out
+
+
+@pytest.fixture
+def plugins_down() -> Iterator[None]:
+    """Both plugins are shut down after the test (their queues and the worker process)."""
+    yield
+    relay_plugin.shutdown()
+    otel_plugin.shutdown()
+
+
+def _session(home: Path, work: Path, base_url: str, turns: int = 3) -> str:
+    runtime = build_runtime(home, base_url=base_url, model="scripted-model")
+    agent = runtime.agent(cwd=work)
+    for turn in range(turns):
+        assert agent.run_turn(f"read a.txt, turn {turn}").completed
+    agent.finalize()
+    plugin = otel_plugin.current()
+    assert plugin is not None and plugin.force_flush()
+    return agent.session_id
+
+
+def _shape(out: Path, session_id: str) -> dict[str, Any]:
+    """What both workers must agree on: event kinds and names, steps, span names."""
+    events = [
+        (e.get("kind"), e.get("scope_category"), e.get("category"))
+        for e in _lines(out / "atof" / "events.jsonl")
+    ]
+    trajectory = json.loads((out / "atif" / f"trajectory-{session_id}.json").read_text())
+    steps = [
+        (s["source"], s.get("message"), [c["function_name"] for c in s.get("tool_calls", [])])
+        for s in trajectory["steps"]
+    ]
+    spans = sorted(s["name"] for s in _lines(out / "spans.jsonl"))
+    return {"events": events, "steps": steps, "spans": spans}
+
+
+def test_process_worker_writes_what_the_thread_worker_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins_down: None
+) -> None:
+    """The same 3-turn session gives the same ATOF events, ATIF steps and spans whether the
+    callbacks run on the worker thread or in the worker process — and in the process mode
+    nothing of it is produced in the agent's process."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    seen: list[str] = []
+    relay.subscribers.register("test.here", lambda event: seen.append(event.name))
+    try:
+        shapes = {}
+        with ScriptedServer(SCRIPT) as server:
+            for mode in ("thread", "process"):
+                home, out = _home(tmp_path, monkeypatch, mode)
+                assert worker_mode() == mode
+                seen.clear()
+                session_id = _session(home, work, server.base_url)
+                shapes[mode] = _shape(out, session_id)
+                in_process = bool(seen)
+                relay_plugin.shutdown()
+                otel_plugin.shutdown()
+                assert in_process is (mode == "thread")
+    finally:
+        relay.subscribers.deregister("test.here")
+    assert shapes["process"] == shapes["thread"]
+    assert len(shapes["process"]["steps"]) == 9 and shapes["process"]["spans"]
+
+
+def test_process_worker_keeps_hook_times_and_survives_bad_callbacks(tmp_path: Path) -> None:
+    """A remote queue's callback runs in another process, at the time its hook fired (relay's
+    clock is pinned there too); a payload value that does not pickle arrives sanitized; a
+    failing callback is counted, not fatal; ``close`` closes the handlers there."""
+    path = tmp_path / "hooks.jsonl"
+    queue = HookQueue(label="test/recorder", remote=remote(f"{__name__}:recorder", str(path)))
+    pre = queue.wrap("pre_tool_call", None)
+    fails = queue.wrap("fails", None)
+    before = time.time_ns()
+    pre(tool_name="terminal", args={"command": "ls"}, lock=threading.Lock())
+    fails(x=1)
+    pre(tool_name="read_file", args={"path": "a"})
+    after = time.time_ns()
+    assert queue.drain(30.0)
+    assert queue.call("echo", 1, "two") == [1, "two"]
+    assert queue.failure_count() == 1
+    assert queue.close(30.0)
+    lines = _lines(path)
+    assert [line["hook"] for line in lines] == ["pre_tool_call", "pre_tool_call", "closed"]
+    first, second = lines[0], lines[1]
+    assert first["pid"] != os.getpid() and first["pid"] == second["pid"]
+    assert before <= first["ns"] <= second["ns"] <= after  # the hooks' times, not the run's
+    assert first["args"] == {"command": "ls"} and "lock" in str(first["lock"]).lower()
+
+
+def test_message_lists_travel_as_deltas() -> None:
+    """A growing conversation is sent as its new messages only and rebuilt exactly; a list
+    that does not continue the last one is sent whole; forgotten lists are forgotten on both
+    sides (a session's end, the slot limit)."""
+    sender, receiver = DeltaLists(slots=2), ListStore()
+
+    def roundtrip(hook: str, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        encoded = sender.encode(hook, payload)
+        data = pickle.dumps((encoded, sender.dropped))
+        decoded, dropped = pickle.loads(data)
+        sender.dropped = []
+        receiver.drop(dropped)
+        return receiver.decode(decoded), len(data)
+
+    history = [{"role": "user", "content": f"message {i} " + "x" * 500} for i in range(40)]
+    full, full_size = roundtrip("pre_api_request", {"session_id": "s", "messages": history})
+    assert full["messages"] == history
+    history.append({"role": "assistant", "content": "new"})
+    grown, grown_size = roundtrip("pre_api_request", {"session_id": "s", "messages": list(history)})
+    assert grown["messages"] == history and grown_size < full_size / 10
+    edited = [{"role": "system", "content": "compressed"}, *history[5:]]
+    whole, _ = roundtrip("pre_api_request", {"session_id": "s", "messages": edited})
+    assert whole["messages"] == edited
+    short, _ = roundtrip("pre_api_request", {"session_id": "s", "messages": history[:3]})
+    assert short["messages"] == history[:3]
+    roundtrip("x", {"session_id": "a", "messages": history})
+    roundtrip("x", {"session_id": "b", "messages": history})  # slot limit: "s" forgotten
+    assert ("messages", "s") not in receiver._lists
+    roundtrip("on_session_finalize", {"session_id": "b"})
+    assert ("messages", "b") not in receiver._lists and ("messages", "a") in receiver._lists
+
+
+CRASH_SCRIPT = """
+import sys, time
+from pathlib import Path
+from wayline.plugins.observability import relay
+from wayline.runtime import build_runtime
+runtime = build_runtime(Path(sys.argv[1]), base_url=sys.argv[2], model="scripted-model")
+agent = runtime.agent(cwd=Path(sys.argv[3]))
+assert agent.run_turn("read a.txt").completed
+assert relay.drain(30.0)  # the worker process has every hook (none sits in the batch delay)
+print(agent.session_id, flush=True)
+time.sleep(120)
+"""
+
+
+def test_agent_killed_mid_session_the_worker_process_finishes_the_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL of the agent with a session open: the worker process reads EOF, ends the
+    session and writes its ATIF trajectory and closing ATOF event."""
+    home, out = _home(tmp_path, monkeypatch, "process")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    with ScriptedServer(SCRIPT) as server:
+        agent = subprocess.Popen(
+            [sys.executable, "-c", CRASH_SCRIPT, str(home), server.base_url, str(work)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert agent.stdout is not None
+            session_id = agent.stdout.readline().strip()
+            assert session_id
+        finally:
+            agent.send_signal(signal.SIGKILL)
+            agent.wait(30)
+    events = out / "atof" / "events.jsonl"
+    path = out / "atif" / f"trajectory-{session_id}.json"
+
+    def finished() -> tuple[str, list[str]]:
+        last = _lines(events)[-1]
+        steps = json.loads(path.read_text())["steps"] if path.exists() else []
+        return f"{last['name']}/{last['scope_category']}", [s["source"] for s in steps]
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and finished()[0] != f"hermes-session-{session_id}/end":
+        time.sleep(0.1)
+    time.sleep(0.5)  # the trajectory is written as the session ends
+    assert finished() == (f"hermes-session-{session_id}/end", ["user", "agent", "agent"])
+
+
+def test_worker_process_death_hands_the_callbacks_back(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    plugins_down: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """When the worker process dies, one error is logged and the next session is recorded by
+    the agent's own process (ATIF written when ``finalize()`` returns)."""
+    home, out = _home(tmp_path, monkeypatch, "process")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    with ScriptedServer(SCRIPT) as server:
+        _session(home, work, server.base_url, turns=1)
+        pid = worker_process.pid
+        assert pid is not None and pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+        with caplog.at_level(logging.ERROR, logger="wayline.plugins.hooks"):
+            session_id = _session(home, work, server.base_url, turns=1)
+    steps = json.loads((out / "atif" / f"trajectory-{session_id}.json").read_text())["steps"]
+    assert [s["source"] for s in steps] == ["user", "agent", "agent"]
+    errors = [r for r in caplog.records if "run in this process" in r.getMessage()]
+    assert len(errors) == 1
