@@ -107,7 +107,7 @@ class AtofExporter:
     lines from different threads (or processes appending to the same file) never interleave.
     """
 
-    def __init__(self, config: AtofExporterConfig) -> None:
+    def __init__(self, config: AtofExporterConfig, *, buffered: bool = False) -> None:
         if config.sink_type != "file":
             raise NotImplementedError(
                 f"AtofExporter sink_type {config.sink_type!r} is not supported; use 'file'"
@@ -127,6 +127,9 @@ class AtofExporter:
             self._end_torn_line(path)
         self._path = str(path)
         self._names: set[str] = set()
+        # buffered: lines wait for force_flush(), which writes them in one write() (whole
+        # lines, still atomic against other appenders); for a caller that flushes per batch.
+        self._pending: list[bytes] | None = [] if buffered else None
 
     def _end_torn_line(self, path: Path) -> None:
         """End a line a killed writer left unfinished, so our first event starts its own line.
@@ -168,6 +171,9 @@ class AtofExporter:
     def export(self, event: Event) -> None:
         """Append ``event``'s ATOF line to the file (the subscriber callback)."""
         line = event.atof_line()
+        if self._pending is not None:
+            self._pending.append(line)
+            return
         written = self._write(line)
         if written is not None and written < len(line):
             self._write_rest(line, written)
@@ -181,12 +187,23 @@ class AtofExporter:
             written += n
 
     def force_flush(self) -> None:
-        """Nothing is buffered: every event reached the OS when it was emitted."""
+        """Write buffered lines (a ``buffered`` exporter); otherwise every event reached the
+        OS when it was emitted."""
+        pending = self._pending
+        if pending:
+            n = len(pending)  # lines appended meanwhile by another thread stay queued
+            data = b"".join(pending[:n])
+            del pending[:n]
+            written = self._write(data)
+            if written is not None and written < len(data):
+                self._write_rest(data, written)
 
     def shutdown(self) -> None:
         """Unsubscribe every name this exporter registered and close the file (idempotent)."""
         for name in list(self._names):
             self.deregister(name)
+        if not self._file.closed:
+            self.force_flush()
         self._file.close()
 
     def __enter__(self) -> AtofExporter:

@@ -213,8 +213,9 @@ class Activation:
             self.atof_exporter = None
 
 
-def atof_exporter(settings: AtofSettings) -> AtofExporter:
-    """An ATOF file exporter for ``settings`` (its directory is created)."""
+def atof_exporter(settings: AtofSettings, *, buffered: bool = False) -> AtofExporter:
+    """An ATOF file exporter for ``settings`` (its directory is created); ``buffered``: lines
+    are written at ``force_flush()`` (see :class:`AtofExporter`)."""
     Path(settings.output_directory).mkdir(parents=True, exist_ok=True)
     cfg = AtofExporterConfig()
     cfg.output_directory = settings.output_directory
@@ -222,7 +223,7 @@ def atof_exporter(settings: AtofSettings) -> AtofExporter:
     cfg.mode = (
         AtofExporterMode.Overwrite if settings.mode == "overwrite" else AtofExporterMode.Append
     )
-    return AtofExporter(cfg)
+    return AtofExporter(cfg, buffered=buffered)
 
 
 def initialize(config: dict[str, Any] | None = None, plugins_toml: str | None = None) -> Activation:

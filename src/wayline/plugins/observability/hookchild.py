@@ -37,6 +37,16 @@ class _Plugin:
         os.environ.update(spec.environ)  # settings read lazily see the plugin's environment
         self.handlers: Handlers = spec.build()
 
+    def flush(self) -> None:
+        flush = getattr(self.handlers, "flush", None)  # optional for handlers
+        if flush is None:
+            return
+        try:
+            flush()
+        except Exception as exc:
+            self.queue.failures += 1
+            log.warning("%s: flush failed: %r", self.label, exc)
+
     def call(self, name: str, args: tuple[Any, ...]) -> Any:
         if name == "hook_failures":
             return self.queue.failures
@@ -66,6 +76,8 @@ class Child:
                 if callback is not None:
                     queue = plugin.queue
                     queue.run((queue, callback, decode(payload), ns, hook))
+            for plugin in self.plugins.values():
+                plugin.flush()
         elif op == "open":
             _, qid, spec = frame
             try:
@@ -122,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING, format="wayline hook worker: %(levelname)s %(name)s: %(message)s"
     )
     child = Child(int(args[0]))
+
     stdin = sys.stdin.buffer.fileno()
     child.reply((0, True, "ready"))
     try:

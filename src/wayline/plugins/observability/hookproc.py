@@ -76,6 +76,9 @@ class Handlers(Protocol):
     def call(self, name: str, *args: Any) -> Any:
         """A query from the parent (``stats``, ``force_flush``...)."""
 
+    def flush(self) -> None:
+        """Write what the callbacks of one batch buffered (after every batch; optional)."""
+
     def close(self, timeout_s: float) -> None:
         """End open sessions, write and flush the files (the plugin's shutdown)."""
 

@@ -37,6 +37,9 @@ class OtelHandlers:
             return self.plugin.traceparent_for_child(*args)
         raise ValueError(f"observability/otel handlers: unknown call {name!r}")
 
+    def flush(self) -> None:
+        """Nothing to do per batch: the span processor exports on its own schedule."""
+
     def close(self, timeout_s: float = 0.0) -> None:
         """End open spans, export what is left, stop the exporters."""
         self.plugin.shutdown()

@@ -22,8 +22,11 @@ ATOF_NAME = "wayline.relay.atof"
 class RelayHandlers:
     """The observer (its hook callbacks) and the ATOF subscriber it feeds."""
 
-    def __init__(self, settings: RelaySettings, *, managed: bool = False) -> None:
-        self.exporter = atof_exporter(settings.atof) if settings.atof is not None else None
+    def __init__(
+        self, settings: RelaySettings, *, managed: bool = False, buffered: bool = False
+    ) -> None:
+        atof = settings.atof
+        self.exporter = atof_exporter(atof, buffered=buffered) if atof is not None else None
         if self.exporter is not None:
             if managed:  # relay records the raw payloads of managed calls: redact them here
                 relay.subscribers.register(ATOF_NAME, redacting(self.exporter.export))
@@ -40,6 +43,11 @@ class RelayHandlers:
             return sorted(self.observer.sessions)
         raise ValueError(f"observability/relay handlers: unknown call {name!r}")
 
+    def flush(self) -> None:
+        """Write the ATOF lines buffered since the last flush (one ``write()``)."""
+        if self.exporter is not None:
+            self.exporter.force_flush()
+
     def close(self, timeout_s: float = 0.0) -> None:
         """End every open session (ATIF written), then flush and close the ATOF file."""
         try:
@@ -51,5 +59,7 @@ class RelayHandlers:
 
 
 def build(settings: RelaySettings) -> RelayHandlers:
-    """Factory for the hook worker process (non-managed mode)."""
-    return RelayHandlers(settings)
+    """Factory for the hook worker process (non-managed mode). Its ATOF lines are written
+    once per batch of hooks, in one ``write()``: a line-per-syscall cost ~20% of the worker
+    process's time, and a batch is what the worker thread would have lost in a crash too."""
+    return RelayHandlers(settings, buffered=True)
