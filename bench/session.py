@@ -9,6 +9,12 @@ The plugin arm's time includes ``finalize()`` waiting for the relay's files and 
 OpenTelemetry exporter at the end of the session (the worker threads' work is part of the
 cost).
 
+Each round also runs the plain session next to ``bench/burner.py``, a process that keeps a
+core busy 35% of the time (about what the plugins' hook worker process uses): an information
+row showing what CPU spent in *another* process costs the session on this machine. (On the
+2-vCPU VM this was built on, about half of it lands on the session's wall time: the vCPUs
+are not independent.)
+
 The figure is the median over rounds of each round's ratio (the two arms of a round run back
 to back, so they share the machine's state). This VM's speed drifts by up to 2x within
 minutes, and a best-of per arm compares each arm's luckiest moment instead: the same build
@@ -31,6 +37,8 @@ import gc
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -109,6 +117,12 @@ def _session(runtime: Any, workdir: Path, turns: int) -> int:
 
 
 PLUGINS = ("observability/relay", "observability/otel")
+BURN = ("0.007", "0.013")  # seconds busy, seconds idle: 35% of a core
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _write_config(home: Path, plugins: tuple[str, ...], otel_file: Path) -> None:
@@ -150,7 +164,8 @@ def run(
     plain_home, plugin_home = tmp / "plain", tmp / "plugins"
     _write_config(plain_home, (), out / "spans.jsonl")
     _write_config(plugin_home, plugins, out / "spans.jsonl")
-    times: dict[str, list[float]] = {"plain": [], "plugins": []}
+    times: dict[str, list[float]] = {"plain": [], "plugins": [], "burner": []}
+    burned: list[float] = []
     calls = 0
     server: Any
     if inline_server:
@@ -169,21 +184,29 @@ def run(
         if missing:
             raise RuntimeError(f"plugins failed to load: {sorted(missing)}")
         otel = otel_plugin.current()
-        arms = (("plain", plain), ("plugins", traced))
-        for _, runtime in arms:  # warm up imports, connection pools, caches
+        arms = (("plain", plain), ("plugins", traced), ("burner", plain))
+        for _, runtime in arms[:2]:  # warm up imports, connection pools, caches
             _session(runtime, workdir, 3)
         for index in range(rounds):
-            # Alternate which arm goes first: a slow start of a round hits each arm alike.
+            # Alternate the order: a slow start of a round hits each arm alike.
             for label, runtime in arms if index % 2 == 0 else arms[::-1]:
-                gc.collect()  # both arms start alike, outside the timing
+                burner = None
+                if label == "burner":
+                    burner = subprocess.Popen([sys.executable, "-m", "bench.burner", *BURN])
+                gc.collect()  # the arms start alike, outside the timing
                 t0 = time.perf_counter()
                 calls = _session(runtime, workdir, turns)
                 if label == "plugins" and otel is not None:
                     otel.force_flush()
                 times[label].append(time.perf_counter() - t0)
+                if burner is not None:
+                    burned.append(_cpu_s(burner.pid))
+                    burner.kill()
+                    burner.wait()
         relay_plugin.shutdown()
         otel_plugin.shutdown()
     ratios = sorted(p / q for p, q in zip(times["plugins"], times["plain"], strict=True))
+    burns = [b / q for b, q in zip(times["burner"], times["plain"], strict=True)]
     ratio = statistics.median(ratios)
     best = min(times["plugins"]) / min(times["plain"])
     return [
@@ -200,7 +223,21 @@ def run(
             "detail": f"{calls} API calls per session; median of {rounds} alternating rounds' "
             f"ratios (rounds {ratios[0]:.3f}-{ratios[-1]:.3f}x; best-of ratio {best:.3f}x); "
             f"model server {'in this process' if inline_server else 'in its own process'}",
-        }
+        },
+        {
+            "line": "P3",
+            "name": f"{turns}-turn session next to a CPU burner process / alone (information)",
+            "wayline": round(statistics.median(times["burner"]), 3),
+            "reference": round(statistics.median(times["plain"]), 3),
+            "reference_is": "same session, no plugins, no burner",
+            "unit": "s",
+            "ratio": round(statistics.median(burns), 3),
+            "goal": "",
+            "passed": None,
+            "detail": f"burner: another process busy {BURN[0]} s of every "
+            f"{float(BURN[0]) + float(BURN[1]):.3f} s, {statistics.median(burned):.2f} CPU-s "
+            "per session: what CPU spent outside the agent's process costs it here",
+        },
     ]
 
 

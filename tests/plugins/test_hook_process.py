@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_relay_async_hooks import SCRIPT  # one scripted read-then-answer model
 
 from wayline import relay
 from wayline.plugins.observability import otel as otel_plugin
@@ -34,17 +35,6 @@ from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.relay import clock
 from wayline.runtime import build_runtime
 from wayline.testing.server import ScriptedServer
-
-SCRIPT: dict[str, Any] = {
-    "model": "scripted-model",
-    "rules": [
-        {
-            "match": {"last_role": "user"},
-            "respond": {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
-        },
-        {"match": {"last_role": "tool"}, "respond": {"content": "done"}},
-    ],
-}
 
 
 class Recorder:
