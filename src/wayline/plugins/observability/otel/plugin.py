@@ -60,10 +60,20 @@ class OtelFront:
 
     def traceparent_for_child(self, child_session_id: str) -> str | None:
         """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
+        self.drain()
+        return self._traceparent(child_session_id)
+
+    def _traceparent(self, child_session_id: str) -> str | None:
         raise NotImplementedError
 
     def force_flush(self, timeout_ms: int = 5000) -> bool:
         """Export everything ended so far; waits at most about ``timeout_ms``."""
+        started = time.monotonic()
+        drained = self.drain(timeout_ms / 1000.0)
+        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        return self._export_flush(left) and drained
+
+    def _export_flush(self, timeout_ms: int) -> bool:
         raise NotImplementedError
 
     def stats(self) -> dict[str, int]:
@@ -115,16 +125,10 @@ class OtelPlugin(OtelFront):
     def _callbacks(self) -> dict[str, Callable[..., Any] | None]:
         return {name: getattr(self.observer, name) for name in HOOKS}
 
-    def force_flush(self, timeout_ms: int = 5000) -> bool:
-        """Export everything ended so far; waits at most about ``timeout_ms``."""
-        started = time.monotonic()
-        drained = self.drain(timeout_ms / 1000.0)
-        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
-        return self.pipeline.force_flush(left) and drained
+    def _export_flush(self, timeout_ms: int) -> bool:
+        return self.pipeline.force_flush(timeout_ms)
 
-    def traceparent_for_child(self, child_session_id: str) -> str | None:
-        """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
-        self.drain()
+    def _traceparent(self, child_session_id: str) -> str | None:
         return self.observer.traceparent_for_child(child_session_id)
 
     def stats(self) -> dict[str, int]:

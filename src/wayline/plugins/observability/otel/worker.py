@@ -9,7 +9,6 @@ queries (``force_flush``, ``stats``, ``traceparent_for_child``) are answered by 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,24 +61,17 @@ class RemoteOtel(OtelFront):
     def _callbacks(self) -> dict[str, Callable[..., Any] | None]:
         return dict.fromkeys(HOOKS)
 
-    def force_flush(self, timeout_ms: int = 5000) -> bool:
-        """Export everything ended so far; waits at most about ``timeout_ms``."""
-        started = time.monotonic()
-        drained = self.drain(timeout_ms / 1000.0)
-        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
-        flushed = self.queue.call("force_flush", left, timeout_s=left / 1000.0 + 5.0)
-        return bool(flushed) and drained
+    def _export_flush(self, timeout_ms: int) -> bool:
+        return bool(self.queue.call("force_flush", timeout_ms, timeout_s=timeout_ms / 1000 + 5))
 
-    def traceparent_for_child(self, child_session_id: str) -> str | None:
-        """W3C ``traceparent`` of a delegation span (after ``subagent_start``)."""
-        self.drain()
+    def _traceparent(self, child_session_id: str) -> str | None:
         value = self.queue.call("traceparent_for_child", child_session_id)
         return None if value is None else str(value)
 
     def stats(self) -> dict[str, int]:
         """The worker process's export counters, plus ``hooks_pending``/``hook_failures``."""
         stats: dict[str, int] = dict(self.queue.call("stats"))
-        stats["hooks_pending"] = self.queue.pending() + stats.get("hooks_pending", 0)
+        stats["hooks_pending"] = self.queue.pending()
         stats["hook_failures"] = self.queue.failure_count()
         return stats
 

@@ -185,7 +185,6 @@ def _shutdown() -> None:
     with _state_lock:
         handlers: RelayHandlers | None = _state.pop("handlers", None)
         queue: HookQueue | None = _state.pop("queue", None)
-        _state.pop("observer", None)
     # Queued hooks first (later ones run inline), so the files end as the host left them;
     # a queue whose callbacks run in the hook worker process closes its handlers there.
     if queue is not None and not queue.close(WAIT_S):
@@ -219,7 +218,6 @@ def register(ctx: Any) -> None:
             queue = HookQueue(label="observability/relay")
     with _state_lock:
         _state["handlers"] = handlers
-        _state["observer"] = handlers.observer if handlers is not None else None
         _state["queue"] = queue
     ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
     for hook in HOOKS:
@@ -262,7 +260,8 @@ def current_observer() -> RelayObserver | None:
     """The active observer of this process, once every queued hook has reached it (tests use
     it to close sessions explicitly); None when it runs in the hook worker process."""
     drain()
-    return _state.get("observer")
+    handlers: RelayHandlers | None = _state.get("handlers")
+    return None if handlers is None else handlers.observer
 
 
 def shutdown() -> None:
