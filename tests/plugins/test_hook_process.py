@@ -264,15 +264,18 @@ def test_agent_killed_mid_session_the_worker_process_finishes_the_files(
     path = out / "atif" / f"trajectory-{session_id}.json"
 
     def finished() -> tuple[str, list[str]]:
-        last = _lines(events)[-1]
+        # read while the worker process writes: a mark (no scope_category) or a line
+        # still being written may be last; only whole lines count
+        whole = events.read_text().rpartition("\n")[0].splitlines() if events.exists() else []
+        last = json.loads(whole[-1]) if whole else {}
         steps = json.loads(path.read_text())["steps"] if path.exists() else []
-        return f"{last['name']}/{last['scope_category']}", [s["source"] for s in steps]
+        return f"{last.get('name')}/{last.get('scope_category')}", [s["source"] for s in steps]
 
+    expected = (f"hermes-session-{session_id}/end", ["user", "agent", "agent"])
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and finished()[0] != f"hermes-session-{session_id}/end":
+    while time.monotonic() < deadline and finished() != expected:
         time.sleep(0.1)
-    time.sleep(0.5)  # the trajectory is written as the session ends
-    assert finished() == (f"hermes-session-{session_id}/end", ["user", "agent", "agent"])
+    assert finished() == expected
 
 
 def test_worker_process_death_hands_the_callbacks_back(
