@@ -44,6 +44,7 @@ class Recorder:
         self.path = path
         self.callbacks = {
             "pre_tool_call": self._record("pre_tool_call"),
+            "post_api_request": self._record("post_api_request"),
             "fails": self._fails,
         }
 
@@ -222,6 +223,53 @@ def test_message_lists_travel_as_deltas() -> None:
     assert ("messages", "s") not in receiver._lists
     roundtrip("on_session_finalize", {"session_id": "b"})
     assert ("messages", "b") not in receiver._lists and ("messages", "a") in receiver._lists
+
+
+def test_the_sanitized_requests_lists_travel_as_deltas() -> None:
+    """``request.body.messages`` and ``.tools`` are sent as deltas too, a conversation cut
+    by the sanitizer (a new ``_truncated_items`` marker each call) included, and rebuilt
+    exactly; a later list reuses the rebuilt messages (same objects, for the worker's
+    identity caches)."""
+    sender, receiver = DeltaLists(), ListStore()
+
+    def roundtrip(payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        data = pickle.dumps(sender.encode("pre_api_request", payload))
+        return receiver.decode(pickle.loads(data)), len(data)
+
+    tools = [{"type": "function", "function": {"name": f"t{i}", "x": "y" * 300}} for i in range(5)]
+    kept = [{"role": "user", "content": f"m{i} " + "x" * 400} for i in range(50)]
+
+    def request(messages: list[Any]) -> dict[str, Any]:
+        body = {"model": "m", "messages": messages, "tools": tools}
+        return {"session_id": "s", "request": {"method": "POST", "body": body}}
+
+    first, first_size = roundtrip(request([*kept, {"_truncated_items": 3}]))
+    assert first == request([*kept, {"_truncated_items": 3}])
+    second, second_size = roundtrip(request([*kept, {"_truncated_items": 4}]))
+    assert second == request([*kept, {"_truncated_items": 4}])
+    assert second_size < first_size / 20
+    assert second["request"]["body"]["messages"][0] is first["request"]["body"]["messages"][0]
+    grown = [*kept, {"role": "assistant", "content": "new"}, {"role": "user", "content": "q"}]
+    assert roundtrip(request(grown))[0] == request(grown)
+    other = [{"role": "system", "content": "compressed"}, *kept[5:]]
+    assert roundtrip(request(other))[0] == request(other)
+
+
+def test_fields_the_handlers_never_read_are_not_sent(tmp_path: Path) -> None:
+    """A remote spec's ``unread`` (hook, field) pairs are left out of what the worker process
+    receives; the same field of other hooks, and the other fields, arrive."""
+    path = tmp_path / "hooks.jsonl"
+    unread = [("post_api_request", "raw")]
+    queue = HookQueue(label="test/unread", remote=remote(f"{__name__}:recorder", str(path), unread))
+    queue.wrap("post_api_request", None)(session_id="s", raw=1, kept=2)
+    queue.wrap("pre_tool_call", None)(session_id="s", raw=3)
+    assert queue.close(30.0)
+    seen = [{k: v for k, v in line.items() if k not in ("ns", "pid")} for line in _lines(path)]
+    assert seen == [
+        {"hook": "post_api_request", "session_id": "s", "kept": 2},
+        {"hook": "pre_tool_call", "session_id": "s", "raw": 3},
+        {"hook": "closed"},
+    ]
 
 
 CRASH_SCRIPT = """

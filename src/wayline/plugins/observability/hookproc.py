@@ -88,12 +88,16 @@ class Remote:
     """How to build a plugin's :class:`Handlers` in another process: ``factory(args)``.
 
     ``factory`` is ``"package.module:function"``; ``args`` must pickle. ``environ`` is the
-    environment the handlers are built under (the parent's at registration).
+    environment the handlers are built under (the parent's at registration). ``unread``
+    names ``(hook, field)`` pairs the handlers never read: those are not sent (the raw
+    provider response object in ``post_api_request``'s ``assistant_message`` is most of
+    that hook's bytes, and the sanitized ``response`` carries what observers use).
     """
 
     factory: str
     args: Any
     environ: Mapping[str, str]
+    unread: frozenset[tuple[str, str]] = frozenset()
 
     def build(self) -> Handlers:
         """Import the factory and call it (in whichever process runs the callbacks)."""
@@ -102,9 +106,9 @@ class Remote:
         return handlers
 
 
-def remote(factory: str, args: Any) -> Remote:
+def remote(factory: str, args: Any, unread: Iterable[tuple[str, str]] = ()) -> Remote:
     """A :class:`Remote` capturing the current environment."""
-    return Remote(factory, args, dict(os.environ))
+    return Remote(factory, args, dict(os.environ), frozenset(unread))
 
 
 class ListTail:
@@ -120,39 +124,62 @@ class ListTail:
         return (ListTail, (self.key, self.base, self.items))
 
 
+NESTED_PATH = ("request", "body")
+NESTED_LISTS = (("messages", LIST_MIN), ("tools", 1))
+"""Lists in ``payload["request"]["body"]`` sent as deltas too, with their minimum lengths:
+the sanitized request repeats the conversation and the tool schemas (the sanitizer's memo
+hands back the same objects call after call)."""
+
+
 class DeltaLists:
     """The sending side of :class:`ListTail`: remembers the lists sent, per field and session.
 
     A list continues the one sent before when its first element and the one at the old
     length are the very same objects: hosts append to a conversation and never edit a
-    message in it (what the sanitizer's memo assumes too). Anything else is sent whole.
+    message in it (what the sanitizer's memo assumes too). A list whose old last element was
+    replaced (the sanitizer's ``{"_truncated_items": n}`` marker after a cut conversation)
+    continues it up to the element before. Anything else is sent whole.
     """
 
     def __init__(self, slots: int = SLOTS) -> None:
         self._slots = slots
-        self._known: dict[tuple[str, str], tuple[int, Any, Any]] = {}  # key -> (n, first, last)
+        # key -> (length, first, last, second last)
+        self._known: dict[tuple[str, str], tuple[int, Any, Any, Any]] = {}
         self.dropped: list[tuple[str, str]] = []  # keys forgotten since the last frame
+
+    def _tail(self, key: tuple[str, str], value: list[Any]) -> ListTail:
+        known = self._known.pop(key, None)
+        base = 0
+        if known is not None:
+            n, first, last, before = known
+            if len(value) >= n and value[0] is first:
+                if value[n - 1] is last:
+                    base = n
+                elif n >= 2 and value[n - 2] is before:
+                    base = n - 1
+        self._known[key] = (len(value), value[0], value[-1], value[-2] if len(value) > 1 else None)
+        return ListTail(key, base, value[base:])
 
     def encode(self, hook: str, payload: dict[str, Any]) -> dict[str, Any]:
         """``payload`` with its long lists replaced by :class:`ListTail` deltas."""
         out: dict[str, Any] | None = None
-        session = ""
+        session = str(payload.get("session_id") or payload.get("task_id") or "")
         for field, value in payload.items():
-            if type(value) is not list or len(value) < LIST_MIN:
-                continue
-            if not session:
-                session = str(payload.get("session_id") or payload.get("task_id") or "")
-            key = (field, session)
-            known = self._known.pop(key, None)
-            base = 0
-            if known is not None:
-                n, first, last = known
-                if len(value) >= n and value[0] is first and value[n - 1] is last:
-                    base = n
-            self._known[key] = (len(value), value[0], value[-1])
-            if out is None:
-                out = dict(payload)
-            out[field] = ListTail(key, base, value[base:])
+            if type(value) is list and len(value) >= LIST_MIN:
+                if out is None:
+                    out = dict(payload)
+                out[field] = self._tail((field, session), value)
+        top = payload.get(NESTED_PATH[0])
+        inner = top.get(NESTED_PATH[1]) if type(top) is dict else None
+        if type(inner) is dict:
+            tails = {
+                name: self._tail((f"{NESTED_PATH[0]}.{NESTED_PATH[1]}.{name}", session), value)
+                for name, least in NESTED_LISTS
+                if type(value := inner.get(name)) is list and len(value) >= least
+            }
+            if tails:
+                out = dict(payload) if out is None else out
+                out[NESTED_PATH[0]] = {**top, NESTED_PATH[1]: {**inner, **tails}}  # type: ignore[dict-item]
         if len(self._known) > self._slots:
             for key in list(itertools.islice(self._known, len(self._known) - self._slots)):
                 del self._known[key]
@@ -171,16 +198,26 @@ class ListStore:
     def __init__(self) -> None:
         self._lists: dict[tuple[str, str], list[Any]] = {}
 
+    def _full(self, tail: ListTail) -> list[Any]:
+        known = self._lists.get(tail.key) if tail.base else None
+        if known is None or len(known) < tail.base:
+            full = tail.items  # a base we do not have cannot happen; stay usable
+        else:
+            full = known[: tail.base] + tail.items
+        self._lists[tail.key] = full
+        return full
+
     def decode(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Replace every :class:`ListTail` in ``payload`` by the list it stands for."""
         for field, value in payload.items():
             if type(value) is ListTail:
-                known = self._lists.get(value.key) if value.base else None
-                if known is None or len(known) < value.base:
-                    full = value.items  # a base we do not have cannot happen; stay usable
-                else:
-                    full = known[: value.base] + value.items
-                self._lists[value.key] = payload[field] = full
+                payload[field] = self._full(value)
+        top = payload.get(NESTED_PATH[0])
+        inner = top.get(NESTED_PATH[1]) if type(top) is dict else None
+        if type(inner) is dict:
+            for name, value in inner.items():
+                if type(value) is ListTail:
+                    inner[name] = self._full(value)
         return payload
 
     def drop(self, keys: Iterable[tuple[str, str]]) -> None:
@@ -337,7 +374,12 @@ class WorkerProcess:
         """Send a batch of ``(queue id, hook, payload, time ns)``; raises ChildGone."""
         records: list[Record] = []
         encode = self._delta.encode
+        remotes = self._remotes
         for qid, hook, payload, ns in items:
+            spec = remotes.get(qid)
+            if spec is not None and spec.unread:
+                unread = spec.unread
+                payload = {k: v for k, v in payload.items() if (hook, k) not in unread}
             records.append((qid, hook, encode(hook, payload), ns))
         drops, self._delta.dropped = self._delta.dropped, []
         with self._write_lock:

@@ -18,6 +18,9 @@ from wayline.plugins.observability.otel.observer import HOOKS
 from wayline.plugins.observability.otel.plugin import KEY, OtelFront, OtelPlugin, create
 from wayline.plugins.observability.otel.settings import OtelSettings
 
+# The observer reads the sanitized ``response``, never the provider's response object.
+UNREAD = (("post_api_request", "assistant_message"),)
+
 
 class OtelHandlers:
     """An in-process :class:`OtelPlugin` with synchronous hooks, as hook-worker handlers."""
@@ -54,7 +57,7 @@ class RemoteOtel(OtelFront):
 
     def __init__(self, settings: OtelSettings) -> None:
         self.settings = settings
-        spec = remote("wayline.plugins.observability.otel.worker:build", settings)
+        spec = remote("wayline.plugins.observability.otel.worker:build", settings, UNREAD)
         self.queue: HookQueue = HookQueue(label=KEY, remote=spec)
         self._closed = False
 

@@ -36,7 +36,7 @@ from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
-from wayline.plugins.observability.relay.worker import RelayHandlers
+from wayline.plugins.observability.relay.worker import UNREAD, RelayHandlers
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -210,7 +210,7 @@ def register(ctx: Any) -> None:
     if queued and worker_mode() == "process":
         if settings.atof is not None:  # a bad directory fails the plugin's load, here
             Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
-        spec = remote("wayline.plugins.observability.relay.worker:build", settings)
+        spec = remote("wayline.plugins.observability.relay.worker:build", settings, UNREAD)
         queue = HookQueue(label="observability/relay", remote=spec)
     else:
         handlers = RelayHandlers(settings, managed=managed)

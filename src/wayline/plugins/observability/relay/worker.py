@@ -17,6 +17,8 @@ from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.plugin import atof_exporter
 
 ATOF_NAME = "wayline.relay.atof"
+# The observer reads the sanitized ``response``, never the provider's response object.
+UNREAD = (("post_api_request", "assistant_message"),)
 
 
 class RelayHandlers:
