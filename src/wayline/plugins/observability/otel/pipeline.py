@@ -21,7 +21,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.trace import Tracer
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from wayline.plugins.observability.otel.export import (
     OTLP_LOGGERS,
@@ -30,6 +30,7 @@ from wayline.plugins.observability.otel.export import (
     JsonLinesSpanExporter,
     OnceFilter,
 )
+from wayline.plugins.observability.otel.lightspan import LightTracer
 from wayline.plugins.observability.otel.settings import OtelSettings, sampler_from_env
 
 log = logging.getLogger("wayline.plugins.otel")
@@ -110,7 +111,7 @@ class Pipeline:
     """Tracer and meter plus what delivers their data; flushes never block on a bad exporter."""
 
     tracer_provider: TracerProvider
-    tracer: Tracer
+    tracer: LightTracer
     meter: Meter
     processor: BoundedSpanProcessor | None
     meter_provider: MeterProvider | None
@@ -218,7 +219,7 @@ def build_pipeline(
             local=local,
         )
         tracer_provider.add_span_processor(processor)
-    tracer = tracer_provider.get_tracer(SCOPE, _version())
+    tracer = LightTracer(tracer_provider, processor, InstrumentationScope(SCOPE, _version()))
     meter_provider: MeterProvider | None = None
     if settings.metrics:
         reader = metric_reader if metric_reader is not None else _metric_reader(settings)
