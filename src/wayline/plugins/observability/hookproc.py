@@ -255,6 +255,14 @@ def read_frame(fd: int) -> Any:
     return pickle.loads(data)
 
 
+def _same_values(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when both dicts hold the very same objects under the same keys."""
+    return len(a) == len(b) and all(v is b.get(k, _MISSING) for k, v in a.items())
+
+
+_MISSING = object()
+
+
 class ChildGone(Exception):
     """The worker process could not be started or has exited."""
 
@@ -375,12 +383,24 @@ class WorkerProcess:
         records: list[Record] = []
         encode = self._delta.encode
         remotes = self._remotes
+        # Each plugin's callback got its own copy of a hook's payload (same values): the
+        # copies are filtered and encoded once, and pickled once (the records share it).
+        last: tuple[str, frozenset[tuple[str, str]], dict[str, Any], dict[str, Any]] | None
+        last = None
         for qid, hook, payload, ns in items:
             spec = remotes.get(qid)
-            if spec is not None and spec.unread:
-                unread = spec.unread
-                payload = {k: v for k, v in payload.items() if (hook, k) not in unread}
-            records.append((qid, hook, encode(hook, payload), ns))
+            unread = spec.unread if spec is not None else frozenset()
+            if not (
+                last is not None
+                and last[0] == hook
+                and last[1] == unread
+                and _same_values(last[2], payload)
+            ):
+                sent = payload
+                if unread:
+                    sent = {k: v for k, v in payload.items() if (hook, k) not in unread}
+                last = (hook, unread, payload, encode(hook, sent))
+            records.append((qid, hook, last[3], ns))
         drops, self._delta.dropped = self._delta.dropped, []
         with self._write_lock:
             try:
