@@ -136,3 +136,29 @@ def test_light_tracer_without_a_processor_records_nothing() -> None:
     assert span.get_span_context().is_valid
     span.end()
     assert not span.is_recording()
+
+
+def test_default_sampler_shortcut_matches_the_sdk_for_remote_parents() -> None:
+    """With the default parent-based always-on sampler: a remote unsampled parent's child is
+    not recorded, a remote sampled parent's child is, with its trace state (as the SDK)."""
+    sdk, light, _, _ = _both()
+    state = trace.TraceState([("vendor", "v1")])
+    for flags in (trace.TraceFlags.DEFAULT, trace.TraceFlags.SAMPLED):
+        remote = trace.NonRecordingSpan(
+            trace.SpanContext(
+                0x1234,
+                0x5678,
+                is_remote=True,
+                trace_flags=trace.TraceFlags(flags),
+                trace_state=state,
+            )
+        )
+        expected = sdk.start_span("c", trace.set_span_in_context(remote))
+        got = light.start_span("c", remote, {})
+        assert got.is_recording() is expected.is_recording() is bool(flags)
+        ctx, want = got.get_span_context(), expected.get_span_context()
+        assert (ctx.trace_id, ctx.trace_flags, ctx.trace_state) == (
+            want.trace_id,
+            want.trace_flags,
+            want.trace_state,
+        )
