@@ -22,6 +22,7 @@ import pytest
 from test_relay_async_hooks import SCRIPT  # one scripted read-then-answer model
 
 from wayline import relay
+from wayline.contract.redact import add_secret_pattern, add_sensitive_key, remove_secret_pattern
 from wayline.plugins.observability import otel as otel_plugin
 from wayline.plugins.observability import relay as relay_plugin
 from wayline.plugins.observability.hookproc import (
@@ -270,6 +271,40 @@ def test_fields_the_handlers_never_read_are_not_sent(tmp_path: Path) -> None:
         {"hook": "pre_tool_call", "session_id": "s", "raw": 3},
         {"hook": "closed"},
     ]
+
+
+def test_redaction_rules_added_at_runtime_reach_the_worker_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins_down: None
+) -> None:
+    """``add_secret_pattern`` / ``add_sensitive_key`` after the worker process started: the
+    next session's ATOF, ATIF and spans no longer hold the secret (the session before the
+    rules still did, in the raw tool result the worker redacts)."""
+    home, out = _home(tmp_path, monkeypatch, "process")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("key ZQX-9931-SECRET and zqxfield=plainvalue123\n")
+
+    def texts() -> dict[Path, str]:
+        return {p: p.read_text() for p in out.rglob("*") if p.is_file()}
+
+    with ScriptedServer(SCRIPT) as server:
+        _session(home, work, server.base_url, turns=1)
+        assert worker_process.pid is not None
+        before = texts()
+        assert "ZQX-9931-SECRET" in "".join(before.values())
+        assert "plainvalue123" in "".join(before.values())
+        add_secret_pattern("test-zqx", r"ZQX-\d{4}-SECRET", triggers=["zqx-"])
+        add_sensitive_key("zqxfield")
+        try:
+            session_id = _session(home, work, server.base_url, turns=1)
+        finally:
+            remove_secret_pattern("test-zqx")
+    relay_plugin.shutdown()
+    otel_plugin.shutdown()
+    # the files are appended to (ATOF, spans) or new (the session's ATIF)
+    after = "".join(text[len(before.get(p, "")) :] for p, text in texts().items())
+    assert session_id in after and "<redacted>" in after
+    assert "ZQX-9931-SECRET" not in after and "plainvalue123" not in after
 
 
 CRASH_SCRIPT = """

@@ -147,6 +147,7 @@ class SecretPattern:
     name: str
     triggers: frozenset[str]
     apply: Callable[[str], str]
+    regex: re.Pattern[str] | None = None  # what a regex rule was made from (it pickles)
 
 
 def _group_replacer(match: re.Match[str]) -> str:
@@ -159,8 +160,7 @@ def _group_replacer(match: re.Match[str]) -> str:
 
 
 def _whole_replacer(match: re.Match[str]) -> str:
-    # An empty match must not insert markers between every character.
-    return REDACTED if match.group(0) else ""
+    return REDACTED if match.group(0) else ""  # no marker between every character
 
 
 def _regex_rule(name: str, regex: re.Pattern[str], triggers: Iterable[str]) -> SecretPattern:
@@ -170,7 +170,7 @@ def _regex_rule(name: str, regex: re.Pattern[str], triggers: Iterable[str]) -> S
     def apply(text: str) -> str:
         return regex.sub(replacer, text)
 
-    return SecretPattern(name, frozenset(t.lower() for t in triggers), apply)
+    return SecretPattern(name, frozenset(t.lower() for t in triggers), apply, regex)
 
 
 # A credential-looking token: 8+ chars and either a digit or two capitals, so prose

@@ -4,8 +4,9 @@
 ``("open", qid, Remote)`` builds a plugin's handlers; ``("hooks", records, drops)`` runs
 callbacks (OBSERVERS: a failure is logged once per hook and error type, counted, and the
 next record runs); ``("sync"|"call"|"close", token, ...)`` are answered on the reply fd with
-``(token, ok, value)``. At EOF (the parent exited or closed the pipe) every plugin is closed,
-so open sessions end and the files are complete.
+``(token, ok, value)``; ``("rules", RulesState)`` sets the redaction rules added at runtime
+in the parent (:mod:`wayline.contract.redact_sync`). At EOF (the parent exited or closed
+the pipe) every plugin is closed, so open sessions end and the files are complete.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import signal
 import sys
 from typing import Any
 
+from wayline.contract.redact_sync import apply_rules_state
 from wayline.plugins.observability.hookproc import (
     Handlers,
     ListStore,
@@ -78,6 +80,8 @@ class Child:
                     queue.run((queue, callback, decode(payload), ns, hook))
             for plugin in self.plugins.values():
                 plugin.flush()
+        elif op == "rules":
+            apply_rules_state(frame[1])
         elif op == "open":
             _, qid, spec = frame
             try:

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from wayline.contract.redact_sync import rules_state, rules_token
+
 log = logging.getLogger("wayline.plugins.hooks")
 
 MODE_ENV = "WAYLINE_HOOK_WORKER"
@@ -288,6 +290,7 @@ class WorkerProcess:
         self._ids = itertools.count(1)
         self._tokens = itertools.count(1)
         self._delta = DeltaLists()
+        self._rules_token: object = None
         self._pickle_failed: set[str] = set()
 
     @property
@@ -364,6 +367,10 @@ class WorkerProcess:
                 qid = self._unopened[0]
                 write_frame(fd, ("open", qid, self._remotes[qid]))
                 self._unopened.pop(0)
+            token = rules_token()
+            if token is not self._rules_token:  # add_secret_pattern & co. since the last frame
+                write_frame(fd, ("rules", rules_state()))
+                self._rules_token = token
             write_frame(fd, frame)
         except ChildGone as exc:
             self._fail(str(exc))
