@@ -12,7 +12,10 @@ shared by those plugins; ``WAYLINE_HOOK_WORKER=thread`` keeps them on the worker
 The worker thread still gathers the hooks; instead of running them it pickles a batch and
 writes it to the child's stdin. Message lists are sent as deltas (:class:`ListTail`): a
 100-turn conversation re-sends its whole history with every model call (~60 kB a call), but
-hosts only append to it, so only the new messages travel. Replies (``sync``, ``call``,
+hosts only append to it, so only the new messages travel (the sanitized request's message
+and tool lists too). Fields a plugin's handlers never read (``Remote.unread``) are not sent,
+and the copies of one hook's payload made for each plugin are encoded and pickled once.
+Replies (``sync``, ``call``,
 ``close``) come back on a second pipe; a request follows every hook queued before it, so a
 ``sync`` reply means the child has handled them.
 
