@@ -125,6 +125,10 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}" if values else "-"
+
+
 def _write_config(home: Path, plugins: tuple[str, ...], otel_file: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     lines = ["approvals:", '  mode: "off"', "delegation:", "  max_concurrent_children: 16"]
@@ -150,6 +154,7 @@ def run(
     from bench.model_server import ModelServer
     from wayline.plugins.observability import otel as otel_plugin
     from wayline.plugins.observability import relay as relay_plugin
+    from wayline.plugins.observability.hookproc import worker_process
     from wayline.runtime import build_runtime
 
     tmp = Path(tempfile.mkdtemp(prefix="wayline-bench-session-"))
@@ -165,6 +170,8 @@ def run(
     _write_config(plain_home, (), out / "spans.jsonl")
     _write_config(plugin_home, plugins, out / "spans.jsonl")
     times: dict[str, list[float]] = {"plain": [], "plugins": [], "burner": []}
+    agent_cpu: dict[str, list[float]] = {"plain": [], "plugins": [], "burner": []}
+    worker_cpu: list[float] = []
     burned: list[float] = []
     calls = 0
     server: Any
@@ -194,11 +201,16 @@ def run(
                 if label == "burner":
                     burner = subprocess.Popen([sys.executable, "-m", "bench.burner", *BURN])
                 gc.collect()  # the arms start alike, outside the timing
-                t0 = time.perf_counter()
+                worker = worker_process.pid if label == "plugins" else None
+                w0 = _cpu_s(worker) if worker else 0.0
+                c0, t0 = time.process_time(), time.perf_counter()
                 calls = _session(runtime, workdir, turns)
                 if label == "plugins" and otel is not None:
                     otel.force_flush()
                 times[label].append(time.perf_counter() - t0)
+                agent_cpu[label].append(time.process_time() - c0)
+                if worker:
+                    worker_cpu.append(_cpu_s(worker) - w0)
                 if burner is not None:
                     burned.append(_cpu_s(burner.pid))
                     burner.kill()
@@ -222,7 +234,10 @@ def run(
             "passed": ratio <= LIMIT,
             "detail": f"{calls} API calls per session; median of {rounds} alternating rounds' "
             f"ratios (rounds {ratios[0]:.3f}-{ratios[-1]:.3f}x; best-of ratio {best:.3f}x); "
-            f"model server {'in this process' if inline_server else 'in its own process'}",
+            f"model server {'in this process' if inline_server else 'in its own process'}; "
+            f"CPU-s per session (medians): agent process {_median(agent_cpu['plain'])} plain, "
+            f"{_median(agent_cpu['plugins'])} with plugins, hook worker process "
+            f"{_median(worker_cpu)}",
         },
         {
             "line": "P3",
