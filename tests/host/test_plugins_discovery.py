@@ -420,6 +420,32 @@ def test_allow_tool_override_lets_plugin_replace_builtin(
     assert manager.tools.names() == ["extra_tool", "terminal"]
 
 
+def test_forced_reload_drops_the_tools_of_plugins_disabled_meanwhile(
+    write_plugin: PluginWriter, write_config: Config, home: Path
+) -> None:
+    """``discover_and_load(force=True)`` after disabling a plugin removes its tools and puts
+    back the built-in it replaced; re-enabling it brings its tools back."""
+    write_plugin("overrider", OVERRIDE_PLUGIN)
+    write_config(
+        "plugins:\n  enabled: [overrider]\n  entries:\n    overrider:\n"
+        "      allow_tool_override: true\n"
+    )
+    manager = manager_with_builtin_terminal(home)
+    manager.discover_and_load()
+    assert manager.tools.names() == ["extra_tool", "terminal"]
+    plugins = manager.config["plugins"]
+    plugins["enabled"] = []
+    manager.discover_and_load(force=True)
+    entry = manager.tools.get("terminal")
+    assert entry is not None and entry.builtin and entry.handler({}) == "builtin"
+    assert manager.tools.names() == ["terminal"]
+    plugins["enabled"] = ["overrider"]
+    manager.discover_and_load(force=True)
+    entry = manager.tools.get("terminal")
+    assert entry is not None and entry.plugin == "overrider"
+    assert manager.tools.names() == ["extra_tool", "terminal"]
+
+
 def test_allow_tool_override_still_needs_override_flag(
     write_plugin: PluginWriter, write_config: Config, home: Path
 ) -> None:

@@ -108,12 +108,17 @@ class PluginManager:
     def discover_and_load(
         self, *, force: bool = False, extra_enabled: tuple[str, ...] = ()
     ) -> None:
-        """Discover every plugin and load the enabled ones (once unless ``force``)."""
+        """Discover every plugin and load the enabled ones (once unless ``force``).
+
+        ``force`` first forgets every plugin's hooks, middleware and tools (a built-in tool a
+        plugin replaced comes back), so a plugin disabled meanwhile leaves nothing behind.
+        """
         if self._discovered and not force:
             return
         if force:
             self.hooks.clear()
             self.middleware.clear()
+            self.tools.drop_plugin_tools()
             self.plugins.clear()
         self._discovered = True
         enabled, disabled = self._lists()

@@ -48,6 +48,8 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tools: dict[str, ToolEntry] = {}
+        # Built-ins a plugin replaced (allow_tool_override): back when plugins are dropped.
+        self._shadowed: dict[str, ToolEntry] = {}
 
     def register(
         self,
@@ -81,8 +83,22 @@ class ToolRegistry:
                     f"plugin {plugin!r} may not replace built-in tool {name!r}; set "
                     f"plugins.entries.{plugin}.allow_tool_override: true in config.yaml to allow it"
                 )
+            if existing is not None and existing.plugin is None and plugin is not None:
+                self._shadowed.setdefault(name, existing)
             self._tools[name] = entry
         return entry
+
+    def drop_plugin_tools(self) -> list[str]:
+        """Remove every plugin's tools, putting back the built-ins they replaced."""
+        with self._lock:
+            names = sorted(n for n, e in self._tools.items() if e.plugin is not None)
+            for name in names:
+                shadowed = self._shadowed.pop(name, None)
+                if shadowed is None:
+                    del self._tools[name]
+                else:
+                    self._tools[name] = shadowed
+            return names
 
     def restore(self, name: str, previous: ToolEntry | None) -> None:
         """Put back what ``name`` was before a registration (``None``: remove it)."""
@@ -91,6 +107,8 @@ class ToolRegistry:
                 self._tools.pop(name, None)
             else:
                 self._tools[name] = previous
+            if previous is None or previous.plugin is None:
+                self._shadowed.pop(name, None)
 
     def get(self, name: str) -> ToolEntry | None:
         """The tool called ``name``, if any."""
