@@ -67,8 +67,9 @@ def _line_of(text: str, key: str) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
-def load_plugins_toml(path: str | Path) -> PluginsToml:
-    """Parse and check a plugins.toml."""
+def load_plugins_toml(path: str | Path, overrides: dict[str, Any] | None = None) -> PluginsToml:
+    """Parse and check a plugins.toml; ``overrides`` (the programmatic layer, the same shape
+    as the file) is merged over it with Relay's rules (see :func:`merge_layers`)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -81,9 +82,14 @@ def load_plugins_toml(path: str | Path) -> PluginsToml:
         raise PluginsTomlError(
             str(p), int(m.group(1)) if m else None, f"invalid TOML: {exc}"
         ) from None
+    if overrides:
+        data = merge_layers(data, overrides)
+    return _parse(data, str(p), text, p.parent)
 
+
+def _parse(data: dict[str, Any], label: str, text: str, base: Path) -> PluginsToml:
     def bad(message: str, key: str) -> PluginsTomlError:
-        return PluginsTomlError(str(p), _line_of(text, key.rsplit(".", 1)[-1]), f"{key}: {message}")
+        return PluginsTomlError(label, _line_of(text, key.rsplit(".", 1)[-1]), f"{key}: {message}")
 
     version = data.get("version", 1)
     if version != 1:
@@ -91,7 +97,7 @@ def load_plugins_toml(path: str | Path) -> PluginsToml:
     components = data.get("components", [])
     if not isinstance(components, list):
         raise bad("must be an array of tables ([[components]])", "components")
-    result = PluginsToml(str(p), raw=data)
+    result = PluginsToml(label, raw=data)
     seen: set[str] = set()
     for i, comp in enumerate(components):
         if not isinstance(comp, dict) or not isinstance(comp.get("kind"), str):
@@ -106,7 +112,7 @@ def load_plugins_toml(path: str | Path) -> PluginsToml:
         if not isinstance(config, dict):
             raise bad("must be a table", f"components[{i}].config")
         if kind == "observability":
-            result = _observability(result, config, bad, p.parent)
+            result = _observability(result, config, bad, base)
         elif kind == "adaptive":
             tp = config.get("tool_parallelism") or {}
             if not isinstance(tp, dict):
@@ -226,16 +232,78 @@ def atof_exporter(settings: AtofSettings, *, buffered: bool = False) -> AtofExpo
     return AtofExporter(cfg, buffered=buffered)
 
 
-def initialize(config: dict[str, Any] | None = None, plugins_toml: str | None = None) -> Activation:
-    """Start the observability exporters a plugins.toml describes (nemo_relay's entry point).
+# Lists that add up across layers (higher layer first), as in Relay 0.10.4; any other list
+# below a component's top level is replaced by the higher layer's.
+_DESTINATIONS = frozenset(
+    (
+        ("atof", "sinks"),
+        ("atif", "storage"),
+        ("opentelemetry", "endpoints"),
+        ("opentelemetry", "logs", "endpoints"),
+        ("opentelemetry", "metrics", "endpoints"),
+    )
+)
 
-    ``config`` overrides are not merged in this subset: pass the file path.
-    """
-    if plugins_toml is None:
-        raise PluginsTomlError(
-            "<config>", None, "initialize needs a plugins.toml path in this subset"
-        )
-    parsed = load_plugins_toml(plugins_toml)
+
+def _enabled(item: Any) -> bool:
+    return not (isinstance(item, dict) and item.get("enabled", True) is False)
+
+
+def _merge_config(low: Any, high: Any, path: tuple[str, ...]) -> Any:
+    if isinstance(low, dict) and isinstance(high, dict):
+        out = dict(low)
+        for key, value in high.items():
+            out[key] = _merge_config(low[key], value, (*path, key)) if key in low else value
+        return out
+    if (
+        isinstance(low, list)
+        and isinstance(high, list)
+        and (len(path) == 1 or path in _DESTINATIONS)
+    ):
+        return [x for x in high if _enabled(x)] + [x for x in low if _enabled(x)]
+    return high
+
+
+def merge_layers(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
+    """``high`` over ``low`` (two plugins.toml documents): components are matched by
+    ``kind`` and their configs merged table by table; component-level lists and the
+    destination lists (``atof.sinks``, ``atif.storage``, OpenTelemetry endpoints) are
+    concatenated, higher layer first; other lists are replaced; ``enabled = false``
+    components and destinations are left out before merging."""
+    merged = {k: v for k, v in low.items() if k != "components"}
+    merged.update({k: v for k, v in high.items() if k != "components"})
+    components: dict[Any, dict[str, Any]] = {}
+    for layer in (low, high):
+        found = layer.get("components", [])
+        if not isinstance(found, list):
+            return {**merged, "components": found}  # _parse reports it
+        for comp in found:
+            if not isinstance(comp, dict) or not _enabled(comp):
+                continue
+            kind = comp.get("kind")
+            known = components.get(kind)
+            if known is None:
+                components[kind] = comp
+            else:
+                config = _merge_config(known.get("config") or {}, comp.get("config") or {}, ())
+                components[kind] = {**known, **comp, "config": config}
+    merged["components"] = list(components.values())
+    return merged
+
+
+def initialize(
+    config: dict[str, Any] | None = None, plugins_toml: str | Path | None = None
+) -> Activation:
+    """Start the observability exporters described by ``plugins_toml`` and/or ``config``
+    (nemo_relay's entry point): ``config`` is the programmatic layer, merged over the file
+    (:func:`merge_layers`); relative directories in it resolve from the current directory
+    when there is no file."""
+    if plugins_toml is not None:
+        parsed = load_plugins_toml(plugins_toml, config)
+    else:
+        if not isinstance(config, dict):
+            raise PluginsTomlError("<config>", None, "initialize needs a config dict or a path")
+        parsed = _parse(merge_layers({}, config), "<config>", "", Path.cwd())
     exporter = None
     name = f"wayline.plugins_toml.{id(parsed)}"
     if parsed.atof is not None:
