@@ -78,8 +78,8 @@ def test_default_filename_and_lifecycle(tmp_path: Path, monkeypatch: pytest.Monk
     assert "life" not in relay.subscribers.registered()
     with pytest.raises(RuntimeError, match="shut down"):
         exporter.register("life")
-    with pytest.raises(NotImplementedError):
-        relay.AtofExporter(relay.AtofExporterConfig(sink_type="stream", url="http://127.0.0.1"))
+    with pytest.raises(ValueError, match="'file' or 'stream'"):
+        relay.AtofExporter(relay.AtofExporterConfig(sink_type="kafka"))
 
 
 def test_threads_get_their_own_stacks_and_lose_no_lines(

@@ -50,8 +50,9 @@ class AtofExporterMode(Enum):
 class AtofExporterConfig:
     """Settings of one ATOF sink (nemo_relay attribute names; set them after construction).
 
-    Only ``sink_type == "file"`` is implemented; the stream-sink fields are accepted so configs
-    written for nemo_relay load, and ``AtofExporter`` rejects a stream sink.
+    ``sink_type == "stream"`` makes ``AtofExporter(config)`` a stream sink
+    (:mod:`wayline.relay.atof_stream`: ``url``, ``transport``, ``headers``, ``header_env``,
+    ``timeout_millis``, ``field_name_policy``).
     """
 
     def __init__(
@@ -107,10 +108,17 @@ class AtofExporter:
     lines from different threads (or processes appending to the same file) never interleave.
     """
 
+    def __new__(cls, config: AtofExporterConfig, *, buffered: bool = False) -> AtofExporter:
+        if cls is AtofExporter and config.sink_type == "stream":
+            from wayline.relay.atof_stream import AtofStreamExporter
+
+            return object.__new__(AtofStreamExporter)  # its __init__ runs next
+        return object.__new__(cls)
+
     def __init__(self, config: AtofExporterConfig, *, buffered: bool = False) -> None:
         if config.sink_type != "file":
-            raise NotImplementedError(
-                f"AtofExporter sink_type {config.sink_type!r} is not supported; use 'file'"
+            raise ValueError(
+                f"AtofExporter sink_type must be 'file' or 'stream', got {config.sink_type!r}"
             )
         mode = _mode_of(config.mode)
         filename = time.strftime(config.filename, time.gmtime())

@@ -50,6 +50,18 @@ class AtifSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamSink:
+    """An ATOF stream sink of a plugins.toml (see :mod:`wayline.relay.atof_stream`)."""
+
+    url: str
+    transport: str = "http_post"
+    headers: dict[str, str] = field(default_factory=dict)
+    header_env: dict[str, str] = field(default_factory=dict)
+    timeout_millis: int = 3000
+    field_name_policy: str = "preserve"
+
+
+@dataclass(frozen=True, slots=True)
 class PluginsToml:
     """The parts of a plugins.toml wayline acts on."""
 
@@ -58,6 +70,7 @@ class PluginsToml:
     atif: AtifSettings | None = None
     adaptive_mode: str | None = None
     observability_enabled: bool = False
+    atof_streams: tuple[StreamSink, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -166,21 +179,29 @@ def _observability(
                 raise bad(f"must be a string, got {value!r}", f"{name}.{key}")
     changes: dict[str, Any] = {"observability_enabled": True}
     if isinstance(atof, dict) and atof.get("enabled"):
-        sink: dict[str, Any] = atof
+        sink: dict[str, Any] | None = atof
         sinks = atof.get("sinks")
         if isinstance(sinks, list) and sinks:
-            files = [s for s in sinks if isinstance(s, dict) and s.get("type", "file") == "file"]
-            if not files:
-                raise bad("only file sinks are supported", "atof.sinks")
-            sink = files[0]
-        mode = str(sink.get("mode", "append"))
-        if mode not in ("append", "overwrite"):
-            raise bad(f"must be append or overwrite, got {mode!r}", "atof.mode")
-        changes["atof"] = AtofSettings(
-            _resolve(base, sink.get("output_directory")),
-            str(sink.get("filename") or "wayline-atof.jsonl"),
-            mode,
-        )
+            kinds = [s.get("type", "file") if isinstance(s, dict) else None for s in sinks]
+            for i, kind in enumerate(kinds):
+                if kind not in ("file", "stream"):
+                    raise bad(f"type must be file or stream, got {kind!r}", f"atof.sinks[{i}]")
+            files = [s for s, kind in zip(sinks, kinds, strict=True) if kind == "file"]
+            sink = files[0] if files else None
+            changes["atof_streams"] = tuple(
+                _stream_sink(s, bad, f"atof.sinks[{i}]")
+                for i, (s, kind) in enumerate(zip(sinks, kinds, strict=True))
+                if kind == "stream"
+            )
+        if sink is not None:
+            mode = str(sink.get("mode", "append"))
+            if mode not in ("append", "overwrite"):
+                raise bad(f"must be append or overwrite, got {mode!r}", "atof.mode")
+            changes["atof"] = AtofSettings(
+                _resolve(base, sink.get("output_directory")),
+                str(sink.get("filename") or "wayline-atof.jsonl"),
+                mode,
+            )
     if isinstance(atif, dict) and atif.get("enabled"):
         template = str(atif.get("filename_template") or "wayline-atif-{session_id}.json")
         if "{session_id}" not in template:
@@ -196,6 +217,48 @@ def _observability(
     return _replace(result, **changes)
 
 
+def _stream_sink(sink: dict[str, Any], bad: Any, where: str) -> StreamSink:
+    from wayline.relay.atof_stream import POLICIES, TRANSPORTS
+
+    url = sink.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise bad(f"url must be an http(s) URL, got {url!r}", f"{where}.url")
+    transport = sink.get("transport", "http_post")
+    if transport not in TRANSPORTS:
+        raise bad(
+            f"must be one of {', '.join(TRANSPORTS)}, got {transport!r}", f"{where}.transport"
+        )
+    policy = sink.get("field_name_policy", "preserve")
+    if policy not in POLICIES:
+        raise bad(
+            f"must be one of {', '.join(POLICIES)}, got {policy!r}", f"{where}.field_name_policy"
+        )
+    timeout = sink.get("timeout_millis", 3000)
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
+        raise bad(f"must be a positive integer, got {timeout!r}", f"{where}.timeout_millis")
+    tables = {}
+    for key in ("headers", "header_env"):
+        table = sink.get(key) or {}
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise bad("must be a table of strings", f"{where}.{key}")
+        tables[key] = {str(k): v for k, v in table.items()}
+    return StreamSink(url, transport, tables["headers"], tables["header_env"], timeout, policy)
+
+
+def stream_exporter(sink: StreamSink) -> AtofExporter:
+    """The ATOF stream exporter of ``sink`` (``ValueError`` for an unset ``header_env``)."""
+    cfg = AtofExporterConfig(
+        sink_type="stream",
+        url=sink.url,
+        transport=sink.transport,
+        headers=sink.headers,
+        header_env=sink.header_env,
+        timeout_millis=sink.timeout_millis,
+        field_name_policy=sink.field_name_policy,
+    )
+    return AtofExporter(cfg)
+
+
 def _subagent_mode(atif: dict[str, Any], bad: Any) -> str:
     mode = str(atif.get("subagent_export_mode") or "embedded")
     if mode not in ("embedded", "all"):
@@ -206,17 +269,27 @@ def _subagent_mode(atif: dict[str, Any], bad: Any) -> str:
 class Activation:
     """What :func:`initialize` started; ``close()`` stops it."""
 
-    def __init__(self, config: PluginsToml, atof: AtofExporter | None, name: str) -> None:
+    def __init__(
+        self,
+        config: PluginsToml,
+        atof: AtofExporter | None,
+        name: str,
+        streams: tuple[AtofExporter, ...] = (),
+    ) -> None:
         self.config = config
         self.atof_exporter = atof
+        self.stream_exporters = streams
         self._name = name
 
     def close(self) -> None:
-        """Deregister and close the exporters this activation owns."""
+        """Deregister and close the exporters this activation owns (streams sent, bounded)."""
         if self.atof_exporter is not None:
             self.atof_exporter.deregister(self._name)
             self.atof_exporter.shutdown()
             self.atof_exporter = None
+        for exporter in self.stream_exporters:
+            exporter.shutdown()
+        self.stream_exporters = ()
 
 
 def atof_exporter(settings: AtofSettings, *, buffered: bool = False) -> AtofExporter:
@@ -304,9 +377,12 @@ def initialize(
         if not isinstance(config, dict):
             raise PluginsTomlError("<config>", None, "initialize needs a config dict or a path")
         parsed = _parse(merge_layers({}, config), "<config>", "", Path.cwd())
-    exporter = None
     name = f"wayline.plugins_toml.{id(parsed)}"
+    streams = tuple(stream_exporter(sink) for sink in parsed.atof_streams)
+    for i, stream in enumerate(streams):
+        stream.register(f"{name}.stream.{i}")
+    exporter = None
     if parsed.atof is not None:
         exporter = atof_exporter(parsed.atof)
         exporter.register(name)
-    return Activation(parsed, exporter, name)
+    return Activation(parsed, exporter, name, streams)

@@ -19,6 +19,7 @@ from wayline.relay.plugin import (
     AtofSettings,
     PluginsToml,
     PluginsTomlError,
+    StreamSink,
     load_plugins_toml,
 )
 
@@ -101,6 +102,8 @@ class RelaySettings:
     async_hooks: bool = True
     """Hooks are queued for the plugin's worker thread (``*_ASYNC_HOOKS``; managed mode
     ignores it: its middleware needs the session scopes at once)."""
+    streams: tuple[StreamSink, ...] = ()
+    """ATOF stream sinks of the plugins.toml (``type = "stream"`` in ``atof.sinks``)."""
 
     @property
     def adaptive_mode(self) -> str | None:
@@ -127,8 +130,9 @@ def load_settings(*, agent_name: str = "wayline", agent_version: str = "unknown"
     atof: AtofSettings | None = None
     atif: AtifSettings | None = None
     toml_owns = toml is not None and toml.observability_enabled
+    streams: tuple[StreamSink, ...] = ()
     if toml_owns and toml is not None:
-        atof = toml.atof
+        atof, streams = toml.atof, toml.atof_streams
     elif _flag("ATOF_ENABLED", True):
         atof = AtofSettings(
             env("ATOF_OUTPUT_DIRECTORY") or str(base / "atof"),
@@ -146,4 +150,4 @@ def load_settings(*, agent_name: str = "wayline", agent_version: str = "unknown"
             env("ATIF_MODEL_NAME") or "unknown",
             _choice("ATIF_SUBAGENT_EXPORT_MODE", ("embedded", "all"), "embedded"),
         )
-    return RelaySettings(atof, atif, toml, toml_error, _flag("ASYNC_HOOKS", True))
+    return RelaySettings(atof, atif, toml, toml_error, _flag("ASYNC_HOOKS", True), streams)

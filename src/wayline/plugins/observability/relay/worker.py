@@ -14,7 +14,7 @@ from wayline import relay
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
-from wayline.relay.plugin import atof_exporter
+from wayline.relay.plugin import atof_exporter, stream_exporter
 
 ATOF_NAME = "wayline.relay.atof"
 # The observer reads the sanitized ``response``, never the provider's response object.
@@ -34,6 +34,11 @@ class RelayHandlers:
                 relay.subscribers.register(ATOF_NAME, redacting(self.exporter.export))
             else:
                 self.exporter.register(ATOF_NAME)
+        # Stream sinks send from their own threads (in the hook worker process by default).
+        self.streams = [stream_exporter(sink) for sink in settings.streams]
+        for i, stream in enumerate(self.streams):
+            export = redacting(stream.export) if managed else stream.export
+            relay.subscribers.register(f"{ATOF_NAME}.stream.{i}", export)
         self.observer = RelayObserver(settings, managed=managed)
         self.callbacks: Mapping[str, Callable[..., Any]] = {
             hook: getattr(self.observer, hook) for hook in HOOKS
@@ -58,6 +63,9 @@ class RelayHandlers:
             if self.exporter is not None:
                 relay.subscribers.deregister(ATOF_NAME)
                 self.exporter.shutdown()
+            for i, stream in enumerate(self.streams):
+                relay.subscribers.deregister(f"{ATOF_NAME}.stream.{i}")
+                stream.shutdown()
 
 
 def build(settings: RelaySettings) -> RelayHandlers:
