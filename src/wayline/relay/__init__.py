@@ -53,6 +53,7 @@ __all__ = [
     "AtofExporterConfig",
     "AtofExporterMode",
     "AtofFormatError",
+    "AtofStreamExporter",
     "Event",
     "Json",
     "LLMAttributes",
@@ -89,4 +90,8 @@ def __getattr__(name: str) -> Any:
         from wayline.relay.atif import AtifExporter
 
         return AtifExporter
+    if name == "AtofStreamExporter":  # what AtofExporter(sink_type="stream") builds
+        from wayline.relay.atof_stream import AtofStreamExporter
+
+        return AtofStreamExporter
     raise AttributeError(f"module 'wayline.relay' has no attribute {name!r}")
