@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import threading
-import time
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -135,15 +134,9 @@ class AtofStreamExporter(AtofExporter):
 
     def force_flush(self, timeout_s: float = 5.0) -> bool:  # type: ignore[override]
         """Wait (bounded) until every line queued so far was sent or failed; True if so."""
-        deadline = time.monotonic() + timeout_s
         with self._cond:
             target = self._queued
-            while self._settled < target:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+            return self._cond.wait_for(lambda: self._settled >= target, max(timeout_s, 0.0))
 
     def shutdown(self) -> None:
         """Unsubscribe, send what is queued (bounded by the timeout) and stop the thread."""

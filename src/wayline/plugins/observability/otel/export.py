@@ -105,14 +105,10 @@ class BoundedSpanProcessor(SpanProcessor):
         with self._cond:
             target = self._enqueued
         self._wake.set()
-        deadline = time.monotonic() + max(timeout_millis, 0) / 1000.0
         with self._cond:
-            while self._settled < target:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+            return self._cond.wait_for(
+                lambda: self._settled >= target, max(timeout_millis, 0) / 1000.0
+            )
 
     def request_flush(self) -> None:
         """Ask the worker to export now without waiting for it."""
