@@ -162,10 +162,15 @@ class AtofExporter:
         """The JSONL output path."""
         return self._path
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ran."""
+        return self._file.closed
+
     def register(self, name: str) -> None:
         """Subscribe this exporter under ``name`` (``RuntimeError`` if the name is taken)."""
-        if self._file.closed:
-            raise RuntimeError(f"ATOF exporter for {self._path} is shut down")
+        if self.closed:
+            raise RuntimeError(f"ATOF exporter for {self.path} is shut down")
         subscribers.register(name, self.export)
         self._names.add(name)
 
@@ -221,4 +226,4 @@ class AtofExporter:
         self.shutdown()
 
     def __repr__(self) -> str:
-        return f"<AtofExporter {self._path!r} names={sorted(self._names)}>"
+        return f"<{type(self).__name__} {self.path!r} names={sorted(self._names)}>"

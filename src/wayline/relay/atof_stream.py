@@ -55,11 +55,11 @@ def replace_dots(value: Any) -> Any:
     return value
 
 
-def check_headers(config: AtofExporterConfig) -> dict[str, str]:
+def check_headers(given: dict[str, str], header_env: dict[str, str]) -> dict[str, str]:
     """The request headers of a stream sink (``ValueError`` naming a bad ``header_env``)."""
-    headers = {"Content-Type": "application/x-ndjson", **config.headers}
-    for header, variable in config.header_env.items():
-        if header in config.headers:
+    headers = {"Content-Type": "application/x-ndjson", **given}
+    for header, variable in header_env.items():
+        if header in given:
             raise ValueError(f"ATOF stream sink: header {header!r} is in headers and header_env")
         value = os.environ.get(variable, "")
         if not value.strip():
@@ -100,7 +100,7 @@ class AtofStreamExporter(AtofExporter):
         self._https = url.scheme == "https"
         self._host, self._port = url.hostname, url.port
         self._timeout = config.timeout_millis / 1000.0
-        self._headers = check_headers(config)
+        self._headers = check_headers(config.headers, config.header_env)
         self._per_event = config.transport == "http_post"
         self._replace_dots = config.field_name_policy == "replace_dots"
         self._names: set[str] = set()
@@ -117,6 +117,11 @@ class AtofStreamExporter(AtofExporter):
     def path(self) -> str:
         """The endpoint URL."""
         return self._url
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ran."""
+        return self._closed
 
     def export(self, event: Event) -> None:
         """Queue ``event``'s ATOF line for sending (dropped and counted when the queue is full)."""
@@ -157,15 +162,6 @@ class AtofStreamExporter(AtofExporter):
                 "dropped": self.dropped,
                 "queued": len(self._queue),
             }
-
-    def register(self, name: str) -> None:
-        """Subscribe this exporter under ``name``."""
-        if self._closed:
-            raise RuntimeError(f"ATOF stream exporter for {self._url} is shut down")
-        from wayline.relay import subscribers
-
-        subscribers.register(name, self.export)
-        self._names.add(name)
 
     # -- the sending thread ---------------------------------------------------------------
     def _run(self) -> None:

@@ -496,7 +496,8 @@ class WorkerProcess:
         finally:
             os.close(self._reply_fd)
             self._reply_fd = -1
-            self._delta = DeltaLists()
+            self._delta = DeltaLists()  # a next worker process knows no lists and no rules
+            self._rules_token = None
 
     def after_fork(self) -> None:
         """In a forked child: the worker process belongs to the parent."""

@@ -235,9 +235,10 @@ class LightSpan(Span):
             return
         limits = tracer.limits
         attributes: Mapping[str, Any] = self.attributes
-        if len(attributes) > (limits.max_span_attributes or len(attributes)) or (
-            limits.max_span_attribute_length is not None
-        ):
+        over_count = limits.max_span_attributes is not None and (
+            len(attributes) > limits.max_span_attributes
+        )
+        if over_count or limits.max_span_attribute_length is not None:
             attributes = BoundedAttributes(
                 limits.max_span_attributes,
                 attributes,

@@ -37,8 +37,7 @@ from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
 from wayline.plugins.observability.relay.worker import UNREAD, RelayHandlers
-from wayline.relay.atof import AtofExporterConfig
-from wayline.relay.atof_stream import check_headers as _headers
+from wayline.relay.atof_stream import check_headers
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -213,7 +212,7 @@ def register(ctx: Any) -> None:
         if settings.atof is not None:  # a bad directory fails the plugin's load, here
             Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
         for sink in settings.streams:  # so does an unset header_env variable
-            _headers(AtofExporterConfig(header_env=sink.header_env, headers=sink.headers))
+            check_headers(sink.headers, sink.header_env)
         spec = remote("wayline.plugins.observability.relay.worker:build", settings, UNREAD)
         queue = HookQueue(label="observability/relay", remote=spec)
     else:
