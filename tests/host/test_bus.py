@@ -275,3 +275,52 @@ def test_behaviour_helpers_fail_open() -> None:
     bus.register("transform_llm_output", returning("new"))
     assert bus.pre_tool_block(tool_name="t") == "stop"
     assert bus.transform_llm_output(response_text="old") == "new"
+
+
+def _deferred_request() -> Any:
+    from wayline.contract.deferred import Deferred
+
+    return Deferred({"method": "POST", "body": {"api_key": "k", "messages": []}}, 3)
+
+
+def test_callbacks_that_accept_deferred_values_get_them_unresolved() -> None:
+    """When every callback of a hook says ``accepts_deferred``, ``defers`` is true and they
+    get the Deferred itself (resolved later, off the agent's thread)."""
+    from wayline.contract.deferred import Deferred
+
+    bus = HookBus()
+    seen: list[Any] = []
+
+    def lazy(**kw: Any) -> None:
+        seen.append(kw["request"])
+
+    lazy.accepts_deferred = True  # type: ignore[attr-defined]
+    assert not bus.defers("pre_api_request")
+    bus.register("pre_api_request", lazy, "a")
+    bus.register("pre_api_request", lazy, "b")
+    assert bus.defers("pre_api_request")
+    bus.invoke_hook("pre_api_request", request=_deferred_request())
+    assert [type(v) for v in seen] == [Deferred, Deferred] and seen[0] is seen[1]
+
+
+def test_a_callback_without_accepts_deferred_gets_resolved_values_and_so_do_the_others() -> None:
+    """One plain callback (a Hermes plugin, say) among lazy ones: ``defers`` turns false and
+    every callback gets the sanitized value, resolved once; ``clear`` forgets the flag."""
+    from wayline.contract.sanitize import REDACTED
+
+    bus = HookBus()
+    seen: list[Any] = []
+
+    def lazy(**kw: Any) -> None:
+        seen.append(kw["request"])
+
+    lazy.accepts_deferred = True  # type: ignore[attr-defined]
+    bus.register("pre_api_request", lazy, "a")
+    bus.register("pre_api_request", lambda **kw: seen.append(kw["request"]), "hermes-style")
+    assert not bus.defers("pre_api_request")
+    bus.invoke_hook("pre_api_request", request=_deferred_request())
+    assert seen[0] == seen[1] == {"method": "POST", "body": {"api_key": REDACTED, "messages": []}}
+    assert seen[0] is seen[1]
+    bus.register("pre_llm_call", lazy, "a")
+    bus.clear()
+    assert not bus.defers("pre_llm_call")

@@ -171,14 +171,19 @@ def test_process_worker_writes_what_the_thread_worker_writes(
 
 def test_process_worker_keeps_hook_times_and_survives_bad_callbacks(tmp_path: Path) -> None:
     """A remote queue's callback runs in another process, at the time its hook fired (relay's
-    clock is pinned there too); a payload value that does not pickle arrives sanitized; a
-    failing callback is counted, not fatal; ``close`` closes the handlers there."""
+    clock is pinned there too); a payload value that does not pickle arrives sanitized (a
+    Deferred one as a "not sent" note); a failing callback is counted, not fatal; ``close``
+    closes the handlers there."""
+    from wayline.contract.deferred import Deferred
+    from wayline.plugins.observability.hookproc import NOT_SENT
+
     path = tmp_path / "hooks.jsonl"
     queue = HookQueue(label="test/recorder", remote=remote(f"{__name__}:recorder", str(path)))
     pre = queue.wrap("pre_tool_call", None)
     fails = queue.wrap("fails", None)
     before = time.time_ns()
-    pre(tool_name="terminal", args={"command": "ls"}, lock=threading.Lock())
+    odd = Deferred({"lock": threading.Lock()})
+    pre(tool_name="terminal", args={"command": "ls"}, lock=threading.Lock(), odd=odd)
     fails(x=1)
     pre(tool_name="read_file", args={"path": "a"})
     after = time.time_ns()
@@ -192,6 +197,7 @@ def test_process_worker_keeps_hook_times_and_survives_bad_callbacks(tmp_path: Pa
     assert first["pid"] != os.getpid() and first["pid"] == second["pid"]
     assert before <= first["ns"] <= second["ns"] <= after  # the hooks' times, not the run's
     assert first["args"] == {"command": "ls"} and "lock" in str(first["lock"]).lower()
+    assert first["odd"] == NOT_SENT
 
 
 def test_message_lists_travel_as_deltas() -> None:
@@ -384,3 +390,51 @@ def test_worker_process_death_hands_the_callbacks_back(
     assert [s["source"] for s in steps] == ["user", "agent", "agent"]
     errors = [r for r in caplog.records if "run in this process" in r.getMessage()]
     assert len(errors) == 1
+
+
+def test_deferred_fields_are_sanitized_in_the_worker_process(tmp_path: Path) -> None:
+    """A Deferred ``request`` (raw messages sent as deltas) and ``response`` reach the
+    worker process's callbacks as exactly ``sanitize(raw)``: secrets redacted there, a
+    growing conversation rebuilt call after call."""
+    from wayline.contract.deferred import Deferred
+    from wayline.contract.sanitize import sanitize
+
+    path = tmp_path / "hooks.jsonl"
+    queue = HookQueue(label="test/deferred", remote=remote(f"{__name__}:recorder", str(path)))
+    hook = queue.wrap("post_api_request", None)
+    assert getattr(hook, "accepts_deferred", False) is True
+    secret = "sk-" + "Zq9x" * 10
+    messages: list[dict[str, Any]] = []
+    expected = []
+    for i in range(12):
+        messages = [*messages, {"role": "user", "content": f"turn {i} {secret}"}]
+        request = {"method": "POST", "body": {"model": "m", "messages": messages}}
+        response = {"model": "m", "assistant_message": {"content": f"ok {i}"}, "api_key": "k"}
+        hook(session_id="s", request=Deferred(request, 3), response=Deferred(response))
+        expected.append((sanitize(request), sanitize(response)))
+    assert queue.close(30.0)
+    lines = [line for line in _lines(path) if line["hook"] == "post_api_request"]
+    assert [(line["request"], line["response"]) for line in lines] == expected
+    assert secret not in path.read_text() and lines[0]["pid"] != os.getpid()
+
+
+def test_a_deferred_requests_lists_travel_as_deltas() -> None:
+    """The raw message list inside a Deferred ``request`` is sent as a delta like the
+    sanitized one, and the rebuilt Deferred resolves to the sanitized request."""
+    from wayline.contract.deferred import Deferred
+    from wayline.contract.sanitize import sanitize
+
+    sender, receiver = DeltaLists(), ListStore()
+    messages = [{"role": "user", "content": f"m{i} " + "x" * 400} for i in range(40)]
+    sizes = []
+    for extra in range(3):
+        messages = [*messages, {"role": "assistant", "content": f"new {extra}"}]
+        raw = {"method": "POST", "body": {"model": "m", "messages": messages}}
+        payload = {"session_id": "s", "request": Deferred(raw, 3)}
+        data = pickle.dumps(sender.encode("pre_api_request", payload))
+        decoded = receiver.decode(pickle.loads(data))
+        assert type(decoded["request"]) is Deferred
+        assert decoded["request"].raw == raw
+        assert decoded["request"].value() == sanitize(raw)
+        sizes.append(len(data))
+    assert sizes[1] < sizes[0] / 10 and sizes[2] < sizes[0] / 10

@@ -346,3 +346,44 @@ def test_garbage_json_from_server_ends_with_clear_message(
     assert not result.completed and result.text.startswith("error: the model provider failed")
     assert len(rec.of("api_request_error")) == 2
     assert rec.of("on_session_end")[0]["reason"] == "api_error"
+
+
+def test_api_hooks_defer_sanitizing_when_every_callback_accepts_it(
+    scripted_server: Any, home: Path, workdir: Path
+) -> None:
+    """With only ``accepts_deferred`` callbacks, ``request`` and ``response`` arrive as
+    Deferred raw values (the request body is what the server received, minus transport
+    settings) whose values are the sanitized fields; with a plain callback too, everyone gets
+    the sanitized dicts."""
+    from wayline.contract.deferred import Deferred
+    from wayline.contract.sanitize import sanitize
+    from wayline.runtime import build_runtime
+
+    srv = scripted_server(PLAIN)
+    runtime = build_runtime(home, base_url=srv.base_url, model="scripted-model")
+    seen: list[dict[str, Any]] = []
+
+    def lazy(**kw: Any) -> None:
+        seen.append(kw)
+
+    lazy.accepts_deferred = True  # type: ignore[attr-defined]
+    bus = runtime.manager.hooks
+    bus.register("pre_api_request", lazy, "lazy")
+    bus.register("post_api_request", lazy, "lazy")
+    agent = runtime.agent(cwd=workdir)
+    assert agent.run_turn("hello").completed
+    pre, post = seen
+    request, response = pre["request"], post["response"]
+    assert type(request) is Deferred and type(response) is Deferred
+    sent = srv.requests[0].body
+    assert request.raw["body"]["messages"] == sent["messages"]
+    assert request.raw["body"]["model"] == sent["model"]
+    assert "timeout" not in request.raw["body"] and "http_client" not in request.raw["body"]
+    assert request.value() == sanitize(request.raw)
+    assert response.value()["assistant_message"]["content"] == "ok"
+
+    bus.register("pre_api_request", lambda **kw: seen.append(kw), "plain")
+    assert agent.run_turn("again").completed
+    assert type(seen[2]["request"]) is dict and seen[2]["request"] is seen[3]["request"]
+    assert seen[2]["request"]["body"]["messages"][-1]["content"] == "again"
+    agent.finalize()

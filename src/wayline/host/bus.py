@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wayline.contract.deferred import has_deferred, resolve_payload
 from wayline.contract.hooks import TELEMETRY_SCHEMA_VERSION, VALID_HOOKS
 
 log = logging.getLogger("wayline.hooks")
@@ -99,12 +100,14 @@ class HookBus:
     least one callback are keys, which keeps that test exact.
     """
 
-    __slots__ = ("_hooks", "failures")
+    __slots__ = ("_deferred_ok", "_hooks", "failures")
 
     def __init__(self) -> None:
         # Tuples, replaced on registration: dispatch iterates without a lock while
         # another thread may register (copy-on-write).
         self._hooks: dict[str, tuple[Registration, ...]] = {}
+        # Hooks whose every callback takes Deferred values (see wayline.contract.deferred).
+        self._deferred_ok: set[str] = set()
         self.failures = FailureLog(log, "Hook")
 
     def register(self, name: str, callback: HookCallback, plugin: str = "<direct>") -> None:
@@ -119,11 +122,21 @@ class HookBus:
                 name,
                 ", ".join(sorted(VALID_HOOKS)),
             )
-        self._hooks[name] = (*self._hooks.get(name, ()), Registration(callback, plugin))
+        regs = self._hooks[name] = (*self._hooks.get(name, ()), Registration(callback, plugin))
+        if all(getattr(reg.callback, "accepts_deferred", False) is True for reg in regs):
+            self._deferred_ok.add(name)
+        else:
+            self._deferred_ok.discard(name)
 
     def clear(self) -> None:
         """Forget every registration."""
         self._hooks.clear()  # in place: ``active`` views handed out stay valid
+        self._deferred_ok.clear()
+
+    def defers(self, name: str) -> bool:
+        """True when every callback of ``name`` takes :class:`~wayline.contract.deferred.
+        Deferred` payload values (a call site may then skip work no callback needs now)."""
+        return name in self._deferred_ok
 
     @property
     def active(self) -> Mapping[str, tuple[Registration, ...]]:
@@ -150,12 +163,15 @@ class HookBus:
         """Call every callback of ``name`` in order; return the non-None results.
 
         ``telemetry_schema_version`` is added unless the caller set it. Callbacks
-        share one payload dict (no copies: observers must not mutate it).
+        share one payload dict (no copies: observers must not mutate it). Deferred values
+        are resolved first unless every callback takes them (``accepts_deferred``).
         """
         regs = self._hooks.get(name)
         if not regs:
             return []
         payload.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
+        if name not in self._deferred_ok and has_deferred(payload):
+            resolve_payload(payload)
         results: list[Any] = []
         for reg in regs:
             try:
@@ -177,6 +193,8 @@ class HookBus:
         if not regs:
             return []
         payload.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
+        if name not in self._deferred_ok and has_deferred(payload):
+            resolve_payload(payload)
         out: list[tuple[str, Any]] = []
         for reg in regs:
             try:

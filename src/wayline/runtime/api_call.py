@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from wayline.contract.deferred import Deferred
 from wayline.contract.ids import RunContext
 from wayline.contract.sanitize import SanitizeMemo, redact_text, sanitize
 from wayline.host.manager import PluginManager
@@ -77,27 +78,35 @@ def _content_chars(messages: Any) -> int:
 REQUEST_MEMO_DEPTH = 3  # {"method", "body": {"messages": [<message>, ...]}}
 
 
-def _sanitized_request(request: dict[str, Any], memo: SanitizeMemo | None = None) -> Any:
+def _raw_request(request: dict[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in request.items() if k not in ("timeout", "http_client")}
-    return sanitize({"method": "POST", "body": body}, memo=memo)
+    return {"method": "POST", "body": body}
 
 
-def _response_payload(resp: NormalizedResponse) -> Any:
-    return sanitize(
-        {
-            "model": resp.model,
-            "finish_reason": resp.finish_reason,
-            "assistant_message": {
-                "role": "assistant",
-                "content": resp.content,
-                "tool_calls": [
-                    {"id": tc.id, "name": tc.name, "arguments": tc.arguments}
-                    for tc in resp.tool_calls
-                ],
-            },
-            "usage": resp.usage,
-        }
-    )
+def _sanitized_request(
+    request: dict[str, Any], memo: SanitizeMemo | None = None, *, defer: bool = False
+) -> Any:
+    """The ``request`` field; ``defer`` (every callback takes it, and the memo may be used,
+    i.e. no request middleware rewrote messages) hands the sanitizing to whoever reads it."""
+    if defer and memo is not None:
+        return Deferred(_raw_request(request), REQUEST_MEMO_DEPTH, memo)
+    return sanitize(_raw_request(request), memo=memo)
+
+
+def _response_payload(resp: NormalizedResponse, *, defer: bool = False) -> Any:
+    raw = {
+        "model": resp.model,
+        "finish_reason": resp.finish_reason,
+        "assistant_message": {
+            "role": "assistant",
+            "content": resp.content,
+            "tool_calls": [
+                {"id": tc.id, "name": tc.name, "arguments": tc.arguments} for tc in resp.tool_calls
+            ],
+        },
+        "usage": resp.usage,
+    }
+    return Deferred(raw) if defer else sanitize(raw)
 
 
 def call_llm(
@@ -142,7 +151,7 @@ def call_llm(
                 max_tokens=effective.get("max_tokens"),
                 started_at=started_at,
                 middleware_trace=trace,
-                request=_sanitized_request(effective, memo),
+                request=_sanitized_request(effective, memo, defer=hooks.defers("pre_api_request")),
             )
         try:
             raw = chains.execute(
@@ -170,7 +179,9 @@ def call_llm(
                     retryable=error.retryable,
                     reason=error.reason,
                     error={"type": error.error_type, "message": redact_text(str(error))[:2000]},
-                    request=_sanitized_request(effective, memo),
+                    request=_sanitized_request(
+                        effective, memo, defer=hooks.defers("api_request_error")
+                    ),
                 )
             if not error.retryable or retry_count >= cfg.max_retries:
                 error.attempts, error.base_url = retry_count + 1, cfg.base_url
@@ -193,7 +204,7 @@ def call_llm(
                 usage=response.usage,
                 assistant_content_chars=len(response.content or ""),
                 assistant_tool_call_count=len(response.tool_calls),
-                response=_response_payload(response),
+                response=_response_payload(response, defer=hooks.defers("post_api_request")),
                 assistant_message=response,
             )
         return response

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from wayline.contract.deferred import Deferred
 from wayline.contract.redact_sync import rules_state, rules_token
 
 log = logging.getLogger("wayline.plugins.hooks")
@@ -61,6 +62,8 @@ SLOTS = 512
 """Message lists remembered for deltas (per field and session), oldest forgotten first."""
 
 _HEADER = struct.Struct(">I")
+
+NOT_SENT = "<not sent to the hook worker process: does not pickle>"
 
 
 def worker_mode(environ: Mapping[str, str] | None = None) -> str:
@@ -175,7 +178,8 @@ class DeltaLists:
                     out = dict(payload)
                 out[field] = self._tail((field, session), value)
         top = payload.get(NESTED_PATH[0])
-        inner = top.get(NESTED_PATH[1]) if type(top) is dict else None
+        outer = top.raw if type(top) is Deferred else top
+        inner = outer.get(NESTED_PATH[1]) if type(outer) is dict else None
         if type(inner) is dict:
             tails = {
                 name: self._tail((f"{NESTED_PATH[0]}.{NESTED_PATH[1]}.{name}", session), value)
@@ -184,7 +188,11 @@ class DeltaLists:
             }
             if tails:
                 out = dict(payload) if out is None else out
-                out[NESTED_PATH[0]] = {**top, NESTED_PATH[1]: {**inner, **tails}}  # type: ignore[dict-item]
+                encoded = {**outer, NESTED_PATH[1]: {**inner, **tails}}  # type: ignore[dict-item]
+                if type(top) is Deferred:
+                    out[NESTED_PATH[0]] = Deferred(encoded, top.memo_depth)
+                else:
+                    out[NESTED_PATH[0]] = encoded
         if len(self._known) > self._slots:
             for key in list(itertools.islice(self._known, len(self._known) - self._slots)):
                 del self._known[key]
@@ -218,7 +226,8 @@ class ListStore:
             if type(value) is ListTail:
                 payload[field] = self._full(value)
         top = payload.get(NESTED_PATH[0])
-        inner = top.get(NESTED_PATH[1]) if type(top) is dict else None
+        outer = top.raw if type(top) is Deferred else top
+        inner = outer.get(NESTED_PATH[1]) if type(outer) is dict else None
         if type(inner) is dict:
             for name, value in inner.items():
                 if type(value) is ListTail:
@@ -430,9 +439,15 @@ class WorkerProcess:
             if hook not in self._pickle_failed:
                 self._pickle_failed.add(hook)
                 log.warning("%s payload does not pickle (%r): sent sanitized", hook, exc)
-        plain = {
-            k: v if type(v) is ListTail else sanitize(v, max_chars=None) for k, v in payload.items()
-        }
+        plain: dict[str, Any] = {}
+        for key, value in payload.items():
+            try:
+                pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                plain[key] = value
+            except Exception:
+                # An encoded list or deferred value holds only part of its data: not sent.
+                encoded = type(value) is ListTail or type(value) is Deferred
+                plain[key] = NOT_SENT if encoded else sanitize(value, max_chars=None)
         return (qid, hook, plain, ns)
 
     # -- requests ------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from wayline.contract.deferred import Memos, has_deferred, resolve_payload
 from wayline.plugins.observability.hookproc import ChildGone, Handlers, Remote, worker_process
 from wayline.relay.clock import pin, pinned_ns
 
@@ -53,6 +54,10 @@ def event_time_ns() -> int | None:
 
 
 Item = tuple["HookQueue", Callable[..., Any] | None, dict[str, Any], int, str]
+
+# Deferred payload values are resolved with these memos (the history is re-sent each call).
+_memos = Memos()
+_memos_lock = threading.Lock()
 
 
 class _Worker:
@@ -201,6 +206,8 @@ class HookQueue:
 
         queued.__name__ = getattr(callback, "__name__", hook)
         queued.__qualname__ = getattr(callback, "__qualname__", hook)
+        # Sanitized fields may come as Deferred: run() resolves them off the agent's thread.
+        queued.accepts_deferred = True  # type: ignore[attr-defined]
         return queued
 
     def put(self, hook: str, callback: Callable[..., Any] | None, payload: dict[str, Any]) -> None:
@@ -230,6 +237,9 @@ class HookQueue:
                 return
         pin(ns)
         try:
+            if has_deferred(payload):
+                with _memos_lock:  # the worker's thread, or a caller after close()
+                    resolve_payload(payload, _memos)
             callback(**payload)
         except BaseException as exc:
             self._failed(hook, exc)
