@@ -137,9 +137,17 @@ class AtifExporter:
                 self.session_id,
             )
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Map the events received so far now (a later write or export then has less to do)."""
         with self._lock:
             self._drain_locked()
+
+    _drain = drain
+
+    @property
+    def pending_events(self) -> int:
+        """Events received but not mapped yet (see :meth:`on_event`)."""
+        return len(self._pending)
 
     def _drain_locked(self) -> None:
         """Map the queued event texts (the caller holds ``_lock``)."""

@@ -51,7 +51,15 @@ class RelayHandlers:
         raise ValueError(f"observability/relay handlers: unknown call {name!r}")
 
     def flush(self) -> None:
-        """Write the ATOF lines buffered since the last flush (one ``write()``)."""
+        """After a batch: map its ATIF events, and write the ATOF lines it buffered (one
+        ``write()``).
+
+        Mapping now, while the agent waits for its model, leaves a session's final ATIF
+        write (which the agent's ``finalize`` waits for) only the last batch to map.
+        """
+        for sess in list(self.observer.sessions.values()):
+            if sess.atif is not None and not sess.closed:
+                sess.atif.drain()
         if self.exporter is not None:
             self.exporter.force_flush()
 
