@@ -438,3 +438,32 @@ def test_a_deferred_requests_lists_travel_as_deltas() -> None:
         assert decoded["request"].value() == sanitize(raw)
         sizes.append(len(data))
     assert sizes[1] < sizes[0] / 10 and sizes[2] < sizes[0] / 10
+
+
+def test_the_worker_process_runs_at_background_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker process runs at ``WAYLINE_HOOK_WORKER_NICE`` (default 19), and so does its
+    autogroup where the kernel has one (a task's nice only counts inside its group); a bad
+    value is refused for the default."""
+    from wayline.plugins.observability.hookchild import worker_nice
+
+    assert worker_nice({}) == 19 and worker_nice({"WAYLINE_HOOK_WORKER_NICE": "0"}) == 0
+    assert worker_nice({"WAYLINE_HOOK_WORKER_NICE": "high"}) == 19
+    assert worker_nice({"WAYLINE_HOOK_WORKER_NICE": "40"}) == 19
+    assert worker_process.pid is None  # the previous tests stopped theirs
+    monkeypatch.setenv("WAYLINE_HOOK_WORKER_NICE", "7")
+    path = tmp_path / "hooks.jsonl"
+    queue = HookQueue(label="test/nice", remote=remote(f"{__name__}:recorder", str(path)))
+    try:
+        queue.wrap("pre_tool_call", None)(tool_name="x")
+        assert queue.drain(30.0)
+        pid = worker_process.pid
+        assert pid is not None and pid != os.getpid()
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        assert int(stat[16]) == max(7, os.nice(0))
+        group = Path(f"/proc/{pid}/autogroup")
+        if group.exists():
+            assert group.read_text().split()[-1] == "7"
+    finally:
+        assert queue.close(30.0)
