@@ -147,3 +147,22 @@ def test_measuring_a_grown_or_recut_list_reuses_its_prefix_exactly(
     assert _encoded_length(second, lengths, prefixes) == len(_dumps(second))
     third = [*second, "tail"]
     assert _encoded_length(third, lengths, prefixes) == len(_dumps(third))
+
+
+def test_a_history_over_the_limit_remembers_how_far_the_first_stage_got() -> None:
+    """A conversation too long for the first stage leaves that stage's walked prefix in the
+    memo (the next call overflows after one new item, not after one lookup per message),
+    and each longer call still sanitizes exactly like no memo (cut to the fallback stage)."""
+    memo = SanitizeMemo(3)
+    history = [{"role": "user", "content": f"message {i} " + "x" * 400} for i in range(300)]
+    for extra in range(3):
+        history = [*history, {"role": "assistant", "content": f"reply {extra}"}]
+        payload = {"method": "POST", "body": {"messages": history}}
+        out = sanitize(payload, memo=memo)
+        assert out == sanitize(payload)
+        assert out["body"]["messages"][-1] == {"_truncated_items": len(history) - 50}
+    first_stage = [v for k, v in memo.prefixes.items() if k[1:] == (8_000, 200)]
+    assert len(first_stage) == 1
+    items, outputs, share = first_stage[0]
+    assert 0 < len(items) < len(history) and items == history[: len(items)]
+    assert len(outputs) == len(items) and share > 0

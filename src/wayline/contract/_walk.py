@@ -358,16 +358,33 @@ class _Walker:
             n = len(items)
             # Identity, as for the memo's entries: no __eq__ of the caller's objects runs.
             if n <= count and all(map(is_, seq[:n], items)):
+                self.charge(share)
                 out = list(outputs)
                 start = n
-                self.charge(share)
-        for index in range(start, count):
-            out.append(self.walk(seq[index], depth + 1))
+        walked = self.spent  # after the last item walked whole
+        try:
+            for index in range(start, count):
+                out.append(self.walk(seq[index], depth + 1))
+                walked = self.spent
+        except _OverBudget:
+            # A long conversation overflows the first stage on every call: remember the items
+            # walked whole, so the next call reaches the overflow in one step, not one memo
+            # lookup per message.
+            if len(out) > start and self.unstable == unstable:
+                self._remember_prefix(key, seq[: len(out)], out, walked - start_spent)
+            raise
         if count and self.unstable == unstable:
-            if len(memo.prefixes) >= 16:
-                memo.prefixes.clear()
-            memo.prefixes[key] = (seq[:count], list(out), self.spent - start_spent)
+            self._remember_prefix(key, seq[:count], out, self.spent - start_spent)
         return out
+
+    def _remember_prefix(
+        self, key: tuple[int, int, int], items: list[Any], out: list[Any], share: int
+    ) -> None:
+        memo = self.memo
+        assert memo is not None
+        if len(memo.prefixes) >= 16:
+            memo.prefixes.clear()
+        memo.prefixes[key] = (items, list(out), share)
 
     def other(self, v: Any, depth: int) -> Any:
         if isinstance(v, str):  # str subclasses, StrEnum
