@@ -7,6 +7,7 @@ from wayline.contract import (
     TELEMETRY_SCHEMA_VERSION,
     VALID_HOOKS,
     ControlRejected,
+    Deferred,
     HookSpec,
     RunContext,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "VALID_HOOKS",
     "ConfigError",
     "ControlRejected",
+    "Deferred",
     "HookBus",
     "HookSpec",
     "MiddlewareChains",

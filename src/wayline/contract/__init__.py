@@ -1,5 +1,6 @@
 """What plugins may rely on: hook names and payload fields, schema versions, ids."""
 
+from wayline.contract.deferred import Deferred
 from wayline.contract.errors import ControlRejected
 from wayline.contract.hooks import (
     EMITTED_HOOKS,
@@ -26,6 +27,7 @@ __all__ = [
     "TOOL_STATUSES",
     "VALID_HOOKS",
     "ControlRejected",
+    "Deferred",
     "HookSpec",
     "RunContext",
     "TraceEntry",
