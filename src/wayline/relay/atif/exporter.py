@@ -117,7 +117,7 @@ class AtifExporter:
                 pending = self._pending
                 pending.append(_queued(event))
                 if len(pending) >= PENDING_LIMIT:  # nobody exported for a while: bound memory
-                    self._drain()
+                    self.drain()
                 return
             if cls is MarkEvent:
                 return  # the builder keeps no marks (raw events are not included here)
@@ -141,8 +141,6 @@ class AtifExporter:
         """Map the events received so far now (a later write or export then has less to do)."""
         with self._lock:
             self._drain_locked()
-
-    _drain = drain
 
     @property
     def pending_events(self) -> int:
