@@ -89,6 +89,35 @@ def test_reused_step_text_follows_changes_to_a_step(atof: Atof) -> None:
     assert trajectory_text(node) == second
 
 
+def test_messages_recurring_in_later_requests_are_encoded_once(atof: Atof) -> None:
+    """Each user step's request repeats the conversation: a message object is encoded once
+    per indentation (the main file's and an embedded child's), and the text stays exact."""
+    builder = TrajectoryBuilder(session_id="s")
+    agent = atof.start("agent", "agent", metadata={"session_id": "s"})
+    history: list[dict[str, Any]] = []
+    for turn in range(4):
+        history.append({"role": "user", "content": f"turn {turn} \u00e9"})
+        atof.llm(agent, list(history), f"answer {turn}")
+        history.append({"role": "assistant", "content": f"answer {turn}", "n": [1.5, None]})
+    child = atof.start("child", "agent", agent, metadata={"session_id": "c"})
+    atof.llm(child, history[:3], "child answer")
+    for event in atof.events:
+        builder.feed(event)
+    node = _node(builder)
+    text = trajectory_text(node)
+    assert text == _reference(render_trajectory(node))
+    assert node.value_texts is not None
+    # 7 distinct messages in the main requests, 3 of them again in the child's, deeper.
+    assert len(node.value_texts) == 7
+    assert len({indent for indent, _ in node.value_texts}) == 1
+    assert sum(len(c.value_texts or {}) for c in node.children) == 3
+    atof.llm(agent, [*history, {"role": "user", "content": "last"}], "bye")
+    builder.feed(atof.events[-2])
+    builder.feed(atof.events[-1])
+    assert trajectory_text(node) == _reference(render_trajectory(node))
+    assert len(node.value_texts) == 9  # the last answer and the new user message
+
+
 def test_exporter_maps_events_from_many_threads(tmp_path: Path) -> None:
     """Events queued by several emitting threads all reach the trajectory when it is read."""
     exporter = AtifExporter("s", "bench", "0")

@@ -36,6 +36,16 @@ class _Encoded:
         self.text = text
 
 
+class _Cached:
+    """A value never mutated once stored (a request message), whose text is kept by identity."""
+
+    __slots__ = ("cache", "value")
+
+    def __init__(self, value: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> None:
+        self.value = value
+        self.cache = cache
+
+
 def _float_text(value: float) -> str:
     if value != value:
         return "NaN"
@@ -94,6 +104,14 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
         out.append(_float_text(value))
     elif kind is _Encoded:
         out.append(value.text)
+    elif kind is _Cached:
+        key = (indent, id(value.value))
+        known = value.cache.get(key)
+        if known is None or known[0] is not value.value:
+            pieces: list[str] = []
+            _write(value.value, indent, pieces)
+            known = value.cache[key] = (value.value, "".join(pieces))
+        out.append(known[1])
     else:
         raise _Unsupported
 
@@ -109,6 +127,23 @@ def dumps_indented(value: Any) -> str:
     return "".join(out)
 
 
+def _shared_messages(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> Any:
+    """``step`` with its ``extra.llm_request.messages`` read through ``cache``.
+
+    Each user step carries its whole request, i.e. the conversation so far: without the
+    cache a session's file would encode its early messages once per later turn.
+    """
+    extra = step.get("extra") if type(step) is dict else None
+    if type(extra) is not dict:
+        return step
+    request = extra.get("llm_request")
+    if not isinstance(request, dict) or type(request.get("messages")) is not list:
+        return step
+    messages: list[Any] = request["messages"]
+    cached = [_Cached(message, cache) for message in messages]
+    return {**step, "extra": {**extra, "llm_request": {**request, "messages": cached}}}
+
+
 def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[Any]:
     """Each rendered step as its text, reused when it renders equal to the previous write.
 
@@ -120,6 +155,9 @@ def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[
     cache = node.text_cache
     if cache is None:
         cache = node.text_cache = {}
+    values = node.value_texts
+    if values is None:
+        values = node.value_texts = {}
     out: list[Any] = []
     for index, step in enumerate(steps):
         known = cache.get((indent, index))
@@ -127,7 +165,7 @@ def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[
             out.append(_Encoded(known[1]))
             continue
         pieces: list[str] = []
-        _write(step, indent, pieces)
+        _write(_shared_messages(step, values), indent, pieces)
         text = "".join(pieces)
         cache[indent, index] = (step, text)
         out.append(_Encoded(text))
@@ -158,7 +196,7 @@ def trajectory_text(node: TrajectoryNode, path_for: PathFor | None = None) -> st
     try:
         return _text(node, doc, "")
     except (_Unsupported, RecursionError):
-        node.text_cache = None
+        node.text_cache = node.value_texts = None
         return json.dumps(
             render_trajectory(node, path_for), indent=2, sort_keys=True, ensure_ascii=False
         )

@@ -158,6 +158,7 @@ class TrajectoryNode:
         "steps",
         "text_cache",
         "trajectory_id",
+        "value_texts",
     )
 
     def __init__(
@@ -192,6 +193,9 @@ class TrajectoryNode:
         self._child_ids: set[str] = set()
         # (indent, step index) -> (rendered step, its text): see wayline.relay.atif.jsontext.
         self.text_cache: dict[tuple[str, int], tuple[JsonDict, str]] | None = None
+        # (indent, id) -> (request message, its text): the same messages recur in every
+        # request, so each is encoded once per indent (see wayline.relay.atif.jsontext).
+        self.value_texts: dict[tuple[str, int], tuple[Any, str]] | None = None
 
     def unique_child_id(self, wanted: str, fallback: str) -> str:
         """Reserve a trajectory id for a new sub-agent, unique among this node's sub-agents."""
