@@ -467,3 +467,50 @@ def test_the_worker_process_runs_at_background_priority(
             assert group.read_text().split()[-1] == "7"
     finally:
         assert queue.close(30.0)
+
+
+def test_the_worker_process_is_pinned_to_one_cpu_until_hooks_arrive_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``WAYLINE_HOOK_WORKER_CPU``: auto = the last allowed CPU (with 2+), none, a number, a
+    bad value warns and means auto; the live worker process is pinned so; a hook arriving
+    ``LAG_UNPIN_S`` late restores every thread's CPUs."""
+    from wayline.plugins.observability import hookchild
+    from wayline.plugins.observability.hookchild import Pinning, worker_cpu
+
+    allowed = sorted(os.sched_getaffinity(0))
+    auto = allowed[-1] if len(allowed) >= 2 else None
+    assert worker_cpu({}) == auto and worker_cpu({"WAYLINE_HOOK_WORKER_CPU": "AUTO"}) == auto
+    assert worker_cpu({"WAYLINE_HOOK_WORKER_CPU": "none"}) is None
+    assert worker_cpu({"WAYLINE_HOOK_WORKER_CPU": str(allowed[0])}) == allowed[0]
+    assert worker_cpu({"WAYLINE_HOOK_WORKER_CPU": "9999"}) == auto
+    assert worker_cpu({"WAYLINE_HOOK_WORKER_CPU": "fast"}) == auto
+
+    assert worker_process.pid is None  # the previous tests stopped theirs
+    monkeypatch.setenv("WAYLINE_HOOK_WORKER_CPU", str(allowed[0]))
+    queue = HookQueue(label="test/cpu", remote=remote(f"{__name__}:recorder", os.devnull))
+    try:
+        queue.wrap("pre_tool_call", None)(tool_name="x")
+        assert queue.drain(30.0)
+        assert worker_process.pid is not None
+        for task in os.listdir(f"/proc/{worker_process.pid}/task"):
+            assert os.sched_getaffinity(int(task)) == {allowed[0]}
+    finally:
+        assert queue.close(30.0)
+
+    # In a thread of this process (affinity is per thread): pin, then a late hook.
+    seen: list[Any] = []
+
+    def pinned_thread() -> None:
+        pinning = Pinning(allowed[0])
+        seen.append((pinning.pinned, os.sched_getaffinity(0)))
+        pinning.check(time.time_ns())  # on time: stays pinned
+        seen.append((pinning.pinned, os.sched_getaffinity(0)))
+        pinning.check(time.time_ns() - int(hookchild.LAG_UNPIN_S * 2e9))
+        seen.append((pinning.pinned, os.sched_getaffinity(0)))
+
+    thread = threading.Thread(target=pinned_thread)
+    thread.start()
+    thread.join()
+    assert seen == [(True, {allowed[0]}), (True, {allowed[0]}), (False, set(allowed))]
+    assert Pinning(None).pinned is False

@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,6 +74,69 @@ def background_priority(nice: int) -> None:
         pass
 
 
+CPU_ENV = "WAYLINE_HOOK_WORKER_CPU"
+LAG_UNPIN_S = 1.0
+"""Hooks this late (their time to now) end the pinning: the chosen CPU is too busy."""
+
+
+def worker_cpu(environ: Mapping[str, str] | None = None) -> int | None:
+    """The CPU to pin the worker to (``WAYLINE_HOOK_WORKER_CPU``), or None to leave it free.
+
+    ``auto`` (the default) is the last CPU this process may use, when it may use two or
+    more; ``none`` leaves the choice to the kernel; a number names the CPU.
+    """
+    raw = (os.environ if environ is None else environ).get(CPU_ENV, "").strip().lower()
+    if raw == "none":
+        return None
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return None
+    if raw in ("", "auto"):
+        return allowed[-1] if len(allowed) >= 2 else None
+    if raw.isdigit() and int(raw) in allowed:
+        return int(raw)
+    log.error("%s=%r must be auto, none or one of the CPUs %s; using auto", CPU_ENV, raw, allowed)
+    return allowed[-1] if len(allowed) >= 2 else None
+
+
+class Pinning:
+    """The worker's CPU affinity: one CPU, given up for good once hooks arrive late.
+
+    The worker's hundreds of milliseconds of CPU per busy session, spread over whichever
+    CPU is free, also evict the agent's caches there; kept on one CPU they cost the agent
+    less (P3 of ``bench/``, paired rounds, worker pinned vs free: 0.93-0.98 of the free
+    overhead). Should that CPU be busy with other work (several agents on one machine all
+    picking the last CPU), hooks arrive ``LAG_UNPIN_S`` late and the pinning is dropped.
+    """
+
+    def __init__(self, cpu: int | None) -> None:
+        self.cpu = cpu
+        self.pinned = False
+        self._allowed: set[int] = set()
+        if cpu is None:
+            return
+        try:
+            self._allowed = set(os.sched_getaffinity(0))
+            # Before any thread starts: the threads the plugins start inherit it.
+            os.sched_setaffinity(0, {cpu})
+            self.pinned = True
+        except OSError as exc:
+            log.debug("hook worker process: not pinned to CPU %s: %r", cpu, exc)
+
+    def check(self, hook_ns: int) -> None:
+        """Unpin (every thread) if a hook fired at ``hook_ns`` arrives too late."""
+        if not self.pinned or time.time_ns() - hook_ns < LAG_UNPIN_S * 1e9:
+            return
+        self.pinned = False
+        log.info("hook worker process: hooks arrive late on CPU %s; no longer pinned", self.cpu)
+        for task in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(task), self._allowed)
+            except OSError:  # a thread that just ended
+                pass
+
+
 class _Plugin:
     def __init__(self, qid: int, spec: Remote) -> None:
         self.label = f"hook worker process, queue {qid} ({spec.factory})"
@@ -100,8 +164,10 @@ class _Plugin:
 class Child:
     """The worker process's state: the plugins it runs and the message lists it knows."""
 
-    def __init__(self, reply_fd: int) -> None:
+    def __init__(self, reply_fd: int, pinning: Pinning | None = None) -> None:
         self.reply_fd = reply_fd
+        self.pinning = pinning
+        self.ready_ns = 0  # when the last plugin was built
         self.plugins: dict[int, _Plugin] = {}
         self.failed: set[int] = set()  # queues whose handlers could not be built
         self.lists = ListStore()
@@ -112,6 +178,9 @@ class Child:
         if op == "hooks":
             self.lists.drop(frame[2])
             decode = self.lists.decode
+            if self.pinning is not None and frame[1]:
+                # Hooks queued while a plugin was being built (imports) are late for that.
+                self.pinning.check(max(frame[1][0][3], self.ready_ns))
             for qid, hook, payload, ns in frame[1]:
                 plugin = self.plugins.get(qid)
                 if plugin is None:
@@ -131,6 +200,7 @@ class Child:
             except Exception:
                 self.failed.add(qid)
                 log.exception("hook worker process: cannot build %s", spec.factory)
+            self.ready_ns = time.time_ns()
         else:
             token = frame[1]
             try:
@@ -180,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING, format="wayline hook worker: %(levelname)s %(name)s: %(message)s"
     )
     background_priority(worker_nice())
-    child = Child(int(args[0]))
+    child = Child(int(args[0]), Pinning(worker_cpu()))
 
     stdin = sys.stdin.buffer.fileno()
     child.reply((0, True, "ready"))
