@@ -514,3 +514,17 @@ def test_the_worker_process_is_pinned_to_one_cpu_until_hooks_arrive_late(
     thread.join()
     assert seen == [(True, {allowed[0]}), (True, {allowed[0]}), (False, set(allowed))]
     assert Pinning(None).pinned is False
+
+
+def test_two_callbacks_copies_of_one_payload_are_encoded_once() -> None:
+    """Each plugin's callback gets its own copy of a hook's payload: copies holding the very
+    same objects under the same keys are one payload (encoded and pickled once); the same
+    objects under swapped keys, or an equal but different object, are not."""
+    from wayline.plugins.observability.hookproc import _same_values
+
+    first, second = object(), [1]
+    payload = {"a": first, "b": second}
+    assert _same_values(dict(**payload), dict(**payload))
+    assert not _same_values(payload, {"b": first, "a": second})
+    assert not _same_values(payload, {"a": first, "b": [1]})
+    assert not _same_values(payload, {"a": first})

@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
+import operator
 import os
 import pickle
 import select
@@ -107,11 +108,25 @@ class Remote:
     environ: Mapping[str, str]
     unread: frozenset[tuple[str, str]] = frozenset()
 
+    def unread_in(self, hook: str) -> frozenset[str]:
+        """The fields of ``hook`` not sent (most hooks: none)."""
+        by_hook = _UNREAD_BY_HOOK.get(self.unread)
+        if by_hook is None:
+            by_hook = {}
+            for name, key in self.unread:
+                by_hook[name] = by_hook.get(name, frozenset()) | {key}
+            _UNREAD_BY_HOOK[self.unread] = by_hook
+        return by_hook.get(hook, _NONE)
+
     def build(self) -> Handlers:
         """Import the factory and call it (in whichever process runs the callbacks)."""
         module, _, name = self.factory.partition(":")
         handlers: Handlers = getattr(importlib.import_module(module), name)(self.args)
         return handlers
+
+
+_NONE: frozenset[str] = frozenset()
+_UNREAD_BY_HOOK: dict[frozenset[tuple[str, str]], dict[str, frozenset[str]]] = {}
 
 
 def remote(factory: str, args: Any, unread: Iterable[tuple[str, str]] = ()) -> Remote:
@@ -270,11 +285,15 @@ def read_frame(fd: int) -> Any:
 
 
 def _same_values(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """True when both dicts hold the very same objects under the same keys."""
-    return len(a) == len(b) and all(v is b.get(k, _MISSING) for k, v in a.items())
+    """True when both dicts hold the very same objects under the same keys.
 
-
-_MISSING = object()
+    Two callbacks' copies of one hook's payload have their keys in the same order, so the
+    comparison runs in C (keys in order, then values by identity); dicts with the same keys
+    in another order compare unequal, which only costs an encoding.
+    """
+    return (
+        len(a) == len(b) and list(a) == list(b) and all(map(operator.is_, a.values(), b.values()))
+    )
 
 
 class ChildGone(Exception):
@@ -404,11 +423,10 @@ class WorkerProcess:
         remotes = self._remotes
         # Each plugin's callback got its own copy of a hook's payload (same values): the
         # copies are filtered and encoded once, and pickled once (the records share it).
-        last: tuple[str, frozenset[tuple[str, str]], dict[str, Any], dict[str, Any]] | None
-        last = None
+        last: tuple[str, frozenset[str], dict[str, Any], dict[str, Any]] | None = None
         for qid, hook, payload, ns in items:
             spec = remotes.get(qid)
-            unread = spec.unread if spec is not None else frozenset()
+            unread = spec.unread_in(hook) if spec is not None else _NONE
             if not (
                 last is not None
                 and last[0] == hook
@@ -417,7 +435,7 @@ class WorkerProcess:
             ):
                 sent = payload
                 if unread:
-                    sent = {k: v for k, v in payload.items() if (hook, k) not in unread}
+                    sent = {k: v for k, v in payload.items() if k not in unread}
                 last = (hook, unread, payload, encode(hook, sent))
             records.append((qid, hook, last[3], ns))
         drops, self._delta.dropped = self._delta.dropped, []
