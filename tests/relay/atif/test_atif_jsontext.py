@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from wayline import relay
 from wayline.relay.atif import AtifExporter, TrajectoryBuilder, render_trajectory
-from wayline.relay.atif.jsontext import dumps_indented, trajectory_text
+from wayline.relay.atif.jsontext import dumps_indented, trajectory_text, warm_text
 from wayline.relay.atif.refresh import Refresher
 
 
@@ -116,6 +116,35 @@ def test_messages_recurring_in_later_requests_are_encoded_once(atof: Atof) -> No
     builder.feed(atof.events[-1])
     assert trajectory_text(node) == _reference(render_trajectory(node))
     assert len(node.value_texts) == 9  # the last answer and the new user message
+
+
+def test_settled_steps_are_encoded_ahead_of_the_write(atof: Atof) -> None:
+    """warm_text encodes the user step and finished agent steps (a child's too, at its
+    embedded depth) but stops at a step still waiting for a tool result; the write then
+    reuses them and still equals json.dumps, the waiting step included once it ends."""
+    builder = TrajectoryBuilder(session_id="s")
+    agent = atof.start("agent", "agent", metadata={"session_id": "s"})
+    atof.llm(agent, [{"role": "user", "content": "hi"}], "", [("c1", "delegate", {})])
+    tool = atof.tool_start(agent, "delegate", "c1", {})
+    child = atof.start("child", "agent", agent, metadata={"session_id": "c"})
+    atof.llm(child, [{"role": "user", "content": "child task"}], "child done")
+    for event in atof.events:
+        builder.feed(event)
+    node = _node(builder)
+    warm_text(node)
+    assert node.warmed == 1  # the user step; the agent step waits for c1's result
+    assert node.children[0].warmed == 2
+    assert {indent for indent, _ in node.children[0].text_cache or {}} == {" " * 8}
+    fed = len(atof.events)
+    atof.end(child)
+    atof.tool_end(tool, "delegated")
+    for event in atof.events[fed:]:
+        builder.feed(event)
+    warm_text(node)
+    assert node.warmed == 2
+    cached = dict(node.text_cache or {})
+    assert trajectory_text(node) == _reference(render_trajectory(node))
+    assert node.text_cache == cached  # the write encoded nothing new
 
 
 def test_exporter_maps_events_from_many_threads(tmp_path: Path) -> None:

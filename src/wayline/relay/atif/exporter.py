@@ -13,6 +13,7 @@ from typing import Any
 
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
+from wayline.relay.atif.jsontext import warm_text
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import JsonDict
 from wayline.relay.atif.refresh import refresher
@@ -138,9 +139,11 @@ class AtifExporter:
             )
 
     def drain(self) -> None:
-        """Map the events received so far now (a later write or export then has less to do)."""
+        """Map the events received so far now, and encode the steps that will not change (a
+        later write or export then has less to do)."""
         with self._lock:
             self._drain_locked()
+            warm_text(self._root())
 
     @property
     def pending_events(self) -> int:

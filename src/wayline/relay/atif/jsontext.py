@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wayline.relay.atif.model import PathFor, TrajectoryNode, render_trajectory
+from wayline.relay.atif.model import PathFor, TrajectoryNode, render_step, render_trajectory
 from wayline.relay.jsonfmt import JsonText
 
-__all__ = ["dumps_indented", "trajectory_text"]
+__all__ = ["dumps_indented", "trajectory_text", "warm_text"]
 
 _encode_str = json.encoder.encode_basestring  # the C escaper (ensure_ascii=False), if built
 _float_repr = float.__repr__
@@ -170,6 +170,42 @@ def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[
         cache[indent, index] = (step, text)
         out.append(_Encoded(text))
     return out
+
+
+def warm_text(node: TrajectoryNode, indent: str = "") -> None:
+    """Encode now the steps a later write would encode, as far as they are settled.
+
+    A session's file is written when the session ends, and the agent waits for that write:
+    encoding each step once it stops changing (a user step at once, an agent step once every
+    tool call has its result) leaves that write little more than joining texts. Steps are
+    checked against the render at write time all the same (see :func:`_encoded_steps`), and
+    the embedded layout is the one warmed (``subagents="all"`` files re-encode their own).
+    """
+    step_indent = indent + _STEP_INDENT
+    cache = node.text_cache
+    if cache is None:
+        cache = node.text_cache = {}
+    values = node.value_texts
+    if values is None:
+        values = node.value_texts = {}
+    steps = node.steps
+    index = node.warmed
+    while index < len(steps):
+        step = steps[index]
+        if step.source != "user" and len(step.results) < len(step.tool_calls):
+            break
+        if (step_indent, index) not in cache:
+            rendered = render_step(index + 1, step)
+            pieces: list[str] = []
+            try:
+                _write(_shared_messages(rendered, values), step_indent, pieces)
+            except (_Unsupported, RecursionError):
+                break  # the write falls back to json.dumps for this trajectory
+            cache[step_indent, index] = (rendered, "".join(pieces))
+        index += 1
+    node.warmed = index
+    for child in node.children:
+        warm_text(child, step_indent)
 
 
 def _document(node: TrajectoryNode, doc: dict[str, Any], indent: str) -> dict[str, Any]:

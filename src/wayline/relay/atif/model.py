@@ -159,6 +159,7 @@ class TrajectoryNode:
         "text_cache",
         "trajectory_id",
         "value_texts",
+        "warmed",
     )
 
     def __init__(
@@ -196,6 +197,7 @@ class TrajectoryNode:
         # (indent, id) -> (request message, its text): the same messages recur in every
         # request, so each is encoded once per indent (see wayline.relay.atif.jsontext).
         self.value_texts: dict[tuple[str, int], tuple[Any, str]] | None = None
+        self.warmed = 0  # leading steps whose text was encoded ahead of a write
 
     def unique_child_id(self, wanted: str, fallback: str) -> str:
         """Reserve a trajectory id for a new sub-agent, unique among this node's sub-agents."""
@@ -296,6 +298,11 @@ def _render_step(step_id: int, step: Step, path_for: PathFor) -> JsonDict:
     if extra:
         out["extra"] = extra
     return out
+
+
+def render_step(step_id: int, step: Step) -> JsonDict:
+    """One step as :func:`render_trajectory` renders it (sub-agents embedded, no paths)."""
+    return _render_step(step_id, step, _no_path)
 
 
 def render_trajectory(node: TrajectoryNode, path_for: PathFor | None = None) -> JsonDict:
