@@ -50,13 +50,17 @@ class Refresher:
             if last is not None:
                 due = max(due, last[0] + max(interval, last[1] * COST_FACTOR))
             pending = self._pending.get(key)
+            soonest = min((p[0] for p in self._pending.values()), default=None)
             self._pending[key] = (min(due, pending[0]) if pending else due, job)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="wayline-atif-refresh", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            elif soonest is None or due < soonest:
+                # Only a sooner job needs the thread now: a live session asks after every
+                # turn, and waking a thread to wait again is not free (see bench/ P3).
+                self._cond.notify()
 
     def cancel(self, key: Hashable) -> None:
         """Drop ``key``'s pending job and its history (its owner writes for itself now)."""
