@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 from pathlib import Path
@@ -176,8 +177,14 @@ def test_exporter_maps_events_from_many_threads(tmp_path: Path) -> None:
     assert sum(1 for step in steps if step["source"] == "agent") == 80
 
 
-def test_refresh_writes_in_the_background_and_write_supersedes_it(tmp_path: Path) -> None:
-    """refresh() writes soon on another thread; a later write() leaves the final state."""
+def test_refresh_writes_in_the_background_and_write_supersedes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """refresh() writes soon on another thread, a snapshot not flushed to disk (no fsync);
+    a later write() leaves the final state, flushed to disk."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
     atof = Atof()
     exporter = AtifExporter("s", "bench", "0")
     agent = atof.start("agent", "agent", metadata={"session_id": "s"})
@@ -190,12 +197,14 @@ def test_refresh_writes_in_the_background_and_write_supersedes_it(tmp_path: Path
     while not target.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert json.loads(target.read_text())["steps"][-1]["message"] == "hello"
+    assert synced == []
     atof.llm(agent, [{"role": "user", "content": "again"}], "bye")
     for event in atof.events[-2:]:
         exporter.on_event(event)
     exporter.refresh(tmp_path, interval=60)  # due in a minute: write() must not wait for it
     exporter.write(tmp_path)
     assert json.loads(target.read_text())["steps"][-1]["message"] == "bye"
+    assert len(synced) == 1
 
 
 def test_refresher_coalesces_requests_within_an_interval() -> None:

@@ -216,8 +216,12 @@ class AtifExporter:
         refresher.cancel(self)
         return self._write(Path(directory), filename_template, subagents)
 
-    def _write(self, directory: Path, template: str, subagents: SubagentMode) -> list[Path]:
-        writer = TrajectoryWriter(directory, filename_template=template, subagents=subagents)
+    def _write(
+        self, directory: Path, template: str, subagents: SubagentMode, *, durable: bool = True
+    ) -> list[Path]:
+        writer = TrajectoryWriter(
+            directory, filename_template=template, subagents=subagents, durable=durable
+        )
         with self._lock:
             self._drain_locked()
             return writer.write(self._root())
@@ -239,7 +243,8 @@ class AtifExporter:
         target = Path(directory)
 
         def job() -> None:
-            self._write(target, filename_template, subagents)
+            # A snapshot: the session's final write() flushes to disk, this one need not.
+            self._write(target, filename_template, subagents, durable=False)
 
         refresher.schedule(self, job, interval)
 

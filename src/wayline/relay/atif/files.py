@@ -25,8 +25,11 @@ def write_json_atomic(path: Path, document: Any) -> None:
     write_text_atomic(path, dumps_indented(document))
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` plus a newline so that it appears at ``path`` all at once (as above)."""
+def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write ``text`` plus a newline so that it appears at ``path`` all at once (as above).
+
+    ``durable=False`` skips the flush to disk: for snapshots that a later durable write
+    supersedes (a live session's file). Readers still never see a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -34,7 +37,8 @@ def write_text_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.write("\n")
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp_name, 0o644)
         os.replace(temp_name, path)
     except BaseException:
@@ -76,6 +80,7 @@ class TrajectoryWriter:
         *,
         filename_template: str = DEFAULT_FILENAME_TEMPLATE,
         subagents: SubagentMode = "embedded",
+        durable: bool = True,
     ) -> None:
         check_template(filename_template)
         if subagents not in SUBAGENT_MODES:
@@ -83,6 +88,7 @@ class TrajectoryWriter:
         self.directory = directory
         self.template = filename_template
         self.subagents = subagents
+        self.durable = durable  # fsync each file (see write_text_atomic)
         self.written: list[Path] = []
         self.dropped = 0
         self._names: set[str] = set()
@@ -120,10 +126,10 @@ class TrajectoryWriter:
             for child in node.descendants():
                 standalone[child] = self._name_for(child)
         paths = [self.directory / own]
-        write_text_atomic(paths[0], trajectory_text(node, standalone.get))
+        write_text_atomic(paths[0], trajectory_text(node, standalone.get), durable=self.durable)
         for child, name in standalone.items():
             target = self.directory / name
-            write_text_atomic(target, trajectory_text(child, standalone.get))
+            write_text_atomic(target, trajectory_text(child, standalone.get), durable=self.durable)
             paths.append(target)
         self.written.extend(paths)
         return paths
