@@ -152,24 +152,31 @@ def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[
     are appended), and the builder never edits a payload it has stored, so equal means the
     text is still right.
     """
-    cache = node.text_cache
-    if cache is None:
-        cache = node.text_cache = {}
-    values = node.value_texts
-    if values is None:
-        values = node.value_texts = {}
+    cache, values = _caches(node)
     out: list[Any] = []
     for index, step in enumerate(steps):
         known = cache.get((indent, index))
-        if known is not None and known[0] == step:
-            out.append(_Encoded(known[1]))
-            continue
-        pieces: list[str] = []
-        _write(_shared_messages(step, values), indent, pieces)
-        text = "".join(pieces)
-        cache[indent, index] = (step, text)
-        out.append(_Encoded(text))
+        if known is None or known[0] != step:
+            known = cache[indent, index] = (step, _step_text(step, indent, values))
+        out.append(_Encoded(known[1]))
     return out
+
+
+def _caches(
+    node: TrajectoryNode,
+) -> tuple[dict[tuple[str, int], tuple[Any, str]], dict[tuple[str, int], tuple[Any, str]]]:
+    """The node's step texts and request-message texts (created on first use)."""
+    if node.text_cache is None:
+        node.text_cache = {}
+    if node.value_texts is None:
+        node.value_texts = {}
+    return node.text_cache, node.value_texts
+
+
+def _step_text(step: Any, indent: str, values: dict[tuple[str, int], tuple[Any, str]]) -> str:
+    pieces: list[str] = []
+    _write(_shared_messages(step, values), indent, pieces)
+    return "".join(pieces)
 
 
 def warm_text(node: TrajectoryNode, indent: str = "") -> None:
@@ -182,12 +189,7 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
     the embedded layout is the one warmed (``subagents="all"`` files re-encode their own).
     """
     step_indent = indent + _STEP_INDENT
-    cache = node.text_cache
-    if cache is None:
-        cache = node.text_cache = {}
-    values = node.value_texts
-    if values is None:
-        values = node.value_texts = {}
+    cache, values = _caches(node)
     steps = node.steps
     index = node.warmed
     while index < len(steps):
@@ -196,12 +198,10 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
             break
         if (step_indent, index) not in cache:
             rendered = render_step(index + 1, step)
-            pieces: list[str] = []
             try:
-                _write(_shared_messages(rendered, values), step_indent, pieces)
+                cache[step_indent, index] = (rendered, _step_text(rendered, step_indent, values))
             except (_Unsupported, RecursionError):
                 break  # the write falls back to json.dumps for this trajectory
-            cache[step_indent, index] = (rendered, "".join(pieces))
         index += 1
     node.warmed = index
     for child in node.children:
