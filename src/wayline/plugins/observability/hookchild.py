@@ -105,8 +105,8 @@ class Pinning:
 
     The worker's hundreds of milliseconds of CPU per busy session, spread over whichever
     CPU is free, also evict the agent's caches there; kept on one CPU they cost the agent
-    less (P3 of ``bench/``, paired rounds, worker pinned vs free: 0.93-0.98 of the free
-    overhead). Should that CPU be busy with other work (several agents on one machine all
+    less (P3 of ``bench/``, paired rounds, worker pinned vs free: the plugin arm's time
+    x0.93-0.98). Should that CPU be busy with other work (several agents on one machine all
     picking the last CPU), hooks arrive ``LAG_UNPIN_S`` late and the pinning is dropped.
     """
 
