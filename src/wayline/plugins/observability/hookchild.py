@@ -92,11 +92,12 @@ def worker_cpu(environ: Mapping[str, str] | None = None) -> int | None:
         allowed = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         return None
-    if raw in ("", "auto"):
-        return allowed[-1] if len(allowed) >= 2 else None
     if raw.isdigit() and int(raw) in allowed:
         return int(raw)
-    log.error("%s=%r must be auto, none or one of the CPUs %s; using auto", CPU_ENV, raw, allowed)
+    if raw not in ("", "auto"):
+        log.error(
+            "%s=%r must be auto, none or one of the CPUs %s; using auto", CPU_ENV, raw, allowed
+        )
     return allowed[-1] if len(allowed) >= 2 else None
 
 

@@ -30,6 +30,7 @@ Everything here serves OBSERVER callbacks: failures are logged and the agent goe
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import itertools
 import logging
@@ -63,6 +64,8 @@ SLOTS = 512
 """Message lists remembered for deltas (per field and session), oldest forgotten first."""
 
 _HEADER = struct.Struct(">I")
+
+_NONE: frozenset[str] = frozenset()
 
 NOT_SENT = "<not sent to the hook worker process: does not pickle>"
 
@@ -107,26 +110,26 @@ class Remote:
     args: Any
     environ: Mapping[str, str]
     unread: frozenset[tuple[str, str]] = frozenset()
+    # ``unread`` by hook, for the sender's per-record lookup.
+    _by_hook: Mapping[str, frozenset[str]] = dataclasses.field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_hook: dict[str, frozenset[str]] = {}
+        for hook, key in self.unread:
+            by_hook[hook] = by_hook.get(hook, _NONE) | {key}
+        object.__setattr__(self, "_by_hook", by_hook)
 
     def unread_in(self, hook: str) -> frozenset[str]:
         """The fields of ``hook`` not sent (most hooks: none)."""
-        by_hook = _UNREAD_BY_HOOK.get(self.unread)
-        if by_hook is None:
-            by_hook = {}
-            for name, key in self.unread:
-                by_hook[name] = by_hook.get(name, frozenset()) | {key}
-            _UNREAD_BY_HOOK[self.unread] = by_hook
-        return by_hook.get(hook, _NONE)
+        return self._by_hook.get(hook, _NONE)
 
     def build(self) -> Handlers:
         """Import the factory and call it (in whichever process runs the callbacks)."""
         module, _, name = self.factory.partition(":")
         handlers: Handlers = getattr(importlib.import_module(module), name)(self.args)
         return handlers
-
-
-_NONE: frozenset[str] = frozenset()
-_UNREAD_BY_HOOK: dict[frozenset[tuple[str, str]], dict[str, frozenset[str]]] = {}
 
 
 def remote(factory: str, args: Any, unread: Iterable[tuple[str, str]] = ()) -> Remote:
