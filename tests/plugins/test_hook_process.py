@@ -61,9 +61,13 @@ class Recorder:
         raise ValueError("observer bug")
 
     def call(self, name: str, *args: Any) -> Any:
-        """``echo`` returns its arguments."""
+        """``echo`` returns its arguments; ``gc`` the process's collector settings."""
         if name == "echo":
             return list(args)
+        if name == "gc":
+            import gc
+
+            return {"threshold": gc.get_threshold(), "frozen": gc.get_freeze_count()}
         raise ValueError(name)
 
     def close(self, timeout_s: float = 0.0) -> None:
@@ -514,6 +518,22 @@ def test_the_worker_process_is_pinned_to_one_cpu_until_hooks_arrive_late(
     thread.join()
     assert seen == [(True, {allowed[0]}), (True, {allowed[0]}), (False, set(allowed))]
     assert Pinning(None).pinned is False
+
+
+def test_the_worker_process_collects_garbage_less_often_and_not_its_startup_heap() -> None:
+    """The worker process raises the young-generation GC threshold and freezes the heap it
+    has once a plugin is built (imports, handlers): collections then skip that heap."""
+    from wayline.plugins.observability.hookchild import GC_YOUNG_THRESHOLD
+
+    assert worker_process.pid is None  # the previous tests stopped theirs
+    queue = HookQueue(label="test/gc", remote=remote(f"{__name__}:recorder", os.devnull))
+    try:
+        state = queue.call("gc", timeout_s=30.0)
+        assert worker_process.pid is not None
+        assert state["threshold"][0] == GC_YOUNG_THRESHOLD > 700
+        assert state["frozen"] > 10_000  # the modules and the plugin's objects
+    finally:
+        assert queue.close(30.0)
 
 
 def test_two_callbacks_copies_of_one_payload_are_encoded_once() -> None:
