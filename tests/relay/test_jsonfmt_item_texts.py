@@ -123,3 +123,30 @@ def test_atif_maps_a_read_only_body_like_a_plain_one() -> None:
         user = doc["steps"][0]
         steps.append((user["source"], user["message"], user["extra"]["llm_request"]))
     assert steps[0] == steps[1] and steps[0][1] == "hello ü"
+
+
+def test_atif_keeps_read_only_tool_and_response_data_without_parsing_lines() -> None:
+    """Tool and llm events whose data is read-only (``JsonText``, a str, None) are queued for
+    the ATIF mapping as that data itself, with flat metadata copied and nested metadata
+    snapshotted; a plain dict is still queued as the text of its line."""
+    from wayline.relay.atif.exporter import _queued
+
+    seen: list[Any] = []
+    relay.subscribers.register("atif-queued", lambda event: seen.append((event, _queued(event))))
+    try:
+        args = {"path": "a.txt"}
+        read_only = JsonText(args, dumps(args))
+        meta = {"session_id": "s", "nested": {"k": "v"}}
+        handle = relay.tools.call("read_file", read_only, metadata={"session_id": "s"})
+        relay.tools.call_end(handle, relay.ToolExecutionResult("text"), metadata=meta)
+        plain = relay.tools.call("read_file", {"path": "b.txt"})
+        relay.tools.call_end(plain, relay.ToolExecutionResult(None))
+    finally:
+        relay.subscribers.deregister("atif-queued")
+    (start, q_start), (end, q_end), (p_start, q_plain), (_, q_none) = seen
+    assert isinstance(q_start, dict) and q_start["data"] is start.data is read_only
+    assert q_start["metadata"] == start.metadata and q_start["metadata"] is not start.metadata
+    assert isinstance(q_end, dict) and q_end["data"] == "text"
+    assert q_end["metadata"] == end.metadata and q_end["metadata"]["nested"] is not meta["nested"]
+    assert isinstance(q_plain, str) and json.loads(q_plain) == p_start.to_dict()
+    assert isinstance(q_none, dict) and q_none["data"] is None

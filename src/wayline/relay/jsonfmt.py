@@ -175,6 +175,15 @@ def with_text(obj: Mapping[str, Any], cache: ItemTextCache) -> JsonText | None:
     return JsonText(obj, "{" + ",".join(parts) + "}")
 
 
+def read_only(value: Any) -> Any:
+    """``value`` as a :class:`JsonText` when it is a dict with string keys (else as is): for
+    event data its owner will not change, encoded once, and kept by the ATIF exporter as it
+    is instead of parsed back from the event's line."""
+    if value.__class__ is dict and all(key.__class__ is str for key in value):
+        return JsonText(value, dumps(value))
+    return value
+
+
 def dumps(value: Any) -> str:
     """Relay-identical compact JSON text of ``value`` (``None`` is ``null``)."""
     if value is None:

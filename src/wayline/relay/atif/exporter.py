@@ -9,6 +9,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
+from types import NoneType
 from typing import Any
 
 from wayline.relay.atif.builder import TrajectoryBuilder
@@ -36,7 +37,8 @@ def _queued(event: ScopeEvent) -> Pending:
     """What the mapping needs of scope ``event``, taken now (see ``AtifExporter.on_event``)."""
     category = event.category
     if category == "llm" or category == "tool":
-        if event.data.__class__ is JsonText:
+        kind = event.data.__class__
+        if kind is JsonText or kind is str or kind is NoneType:  # nothing to copy or parse
             return _read_only_data(event)
         return event.to_json()  # a snapshot of the payloads as the ATOF line has them
     if category != "agent" and category != "custom":
@@ -64,8 +66,15 @@ def _read_only_data(event: ScopeEvent) -> JsonDict:
     }
 
 
+_SCALARS = frozenset({str, int, float, bool, NoneType})
+
+
 def _snapshot(value: Any) -> Any:
-    return None if value is None else json.loads(dumps(value))
+    if value is None:
+        return None
+    if value.__class__ is dict and all(v.__class__ in _SCALARS for v in value.values()):
+        return dict(value)  # ids and names: a shallow copy is a snapshot (no dumps + parse)
+    return json.loads(dumps(value))
 
 
 class AtifExporter:

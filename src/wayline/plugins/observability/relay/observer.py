@@ -34,7 +34,7 @@ from wayline.contract.sanitize import TRUNCATED_ITEMS_KEY, SanitizeMemo, sanitiz
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
-from wayline.relay.jsonfmt import ItemTextCache, with_text
+from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -448,7 +448,7 @@ class RelayObserver:
         if span is None:
             self.mark("hermes.api.response.unmatched", kw, data=kw.get("response"))
             return
-        relay.llm.call_end(span, llm_output(kw.get("response")), metadata=metadata(kw))
+        relay.llm.call_end(span, read_only(llm_output(kw.get("response"))), metadata=metadata(kw))
 
     def api_request_error(self, **kw: Any) -> None:
         """End the llm span as failed (error metadata), or mark an unmatched error."""
@@ -483,7 +483,7 @@ class RelayObserver:
                 return
         span = relay.tools.call(
             str(kw.get("tool_name")),
-            sanitize(kw.get("args")),
+            read_only(sanitize(kw.get("args"))),
             handle=sess.handle,
             data={"turn_id": kw.get("turn_id"), "api_request_id": kw.get("api_request_id")},
             metadata=metadata(kw),
