@@ -173,6 +173,29 @@ def test_process_worker_writes_what_the_thread_worker_writes(
     assert len(shapes["process"]["steps"]) == 9 and shapes["process"]["spans"]
 
 
+def test_the_worker_process_writes_a_batchs_spans_without_waiting_for_a_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins_down: None
+) -> None:
+    """With a local (file) exporter, the spans a hook batch ended are in the file once the
+    worker process has run that batch, although the export schedule is a minute long: a
+    flush at the end of a session has nothing left to wait for."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    home, out = _home(tmp_path, monkeypatch, "process")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "60000")
+    with ScriptedServer(SCRIPT) as server:
+        runtime = build_runtime(home, base_url=server.base_url, model="scripted-model")
+        agent = runtime.agent(cwd=work)
+        assert agent.run_turn("read a.txt").completed
+        plugin = otel_plugin.current()
+        assert plugin is not None
+        assert plugin.queue.drain(30.0)  # type: ignore[attr-defined]  # (RemoteOtel)
+        names = {span["name"] for span in _lines(out / "spans.jsonl")}
+        agent.finalize()
+    assert any(name.startswith("tool") for name in names) and len(names) >= 3, names
+
+
 def test_process_worker_keeps_hook_times_and_survives_bad_callbacks(tmp_path: Path) -> None:
     """A remote queue's callback runs in another process, at the time its hook fired (relay's
     clock is pinned there too); a payload value that does not pickle arrives sanitized (a

@@ -40,7 +40,12 @@ class OtelHandlers:
         raise ValueError(f"observability/otel handlers: unknown call {name!r}")
 
     def flush(self) -> None:
-        """Nothing to do per batch: the span processor exports on its own schedule."""
+        """After each hook batch: a local exporter (file, console) writes the batch's spans
+        now, while the agent works on; remote exporters keep their schedule (one request
+        per batch would be too many)."""
+        processor = self.plugin.pipeline.processor
+        if processor is not None and processor.local:
+            processor.export_queued()
 
     def close(self, timeout_s: float = 0.0) -> None:
         """End open spans, export what is left, stop the exporters."""
