@@ -148,6 +148,47 @@ def test_settled_steps_are_encoded_ahead_of_the_write(atof: Atof) -> None:
     assert node.text_cache == cached  # the write encoded nothing new
 
 
+def test_a_write_renders_only_steps_that_may_have_changed(
+    atof: Atof, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write renders no step whose text was made at its current result count; a step with
+    a sub-agent is rendered every time, so the sub-agent's reference appears once the
+    sub-agent has steps, even after that step's text was made."""
+    from wayline.relay.atif import jsontext
+
+    builder = TrajectoryBuilder(session_id="s")
+    agent = atof.start("agent", "agent", metadata={"session_id": "s"})
+    atof.llm(agent, [{"role": "user", "content": "hi"}], "", [("c1", "delegate", {})])
+    tool = atof.tool_start(agent, "delegate", "c1", {})
+    child = atof.start("child", "agent", agent, metadata={"session_id": "c"})
+    atof.tool_end(tool, "delegated")
+    atof.llm(agent, [{"role": "user", "content": "more"}], "done")
+    for event in atof.events:
+        builder.feed(event)
+    node = _node(builder)
+    first = trajectory_text(node)
+    assert "subagent_trajectory_ref" not in first  # the child has no steps yet
+    rendered: list[int] = []
+    render_step = jsontext.render_step
+    monkeypatch.setattr(
+        jsontext,
+        "render_step",
+        lambda step_id, step, path_for=None: (
+            rendered.append(step_id) or render_step(step_id, step, path_for)
+        ),
+    )
+    assert trajectory_text(node) == first
+    assert rendered == [2]  # only the step whose result has a sub-agent
+    fed = len(atof.events)
+    atof.llm(child, [{"role": "user", "content": "child task"}], "child done")
+    atof.end(child)
+    for event in atof.events[fed:]:
+        builder.feed(event)
+    second = trajectory_text(node)
+    assert second == _reference(render_trajectory(node))
+    assert "subagent_trajectory_ref" in second
+
+
 def test_exporter_maps_events_from_many_threads(tmp_path: Path) -> None:
     """Events queued by several emitting threads all reach the trajectory when it is read."""
     exporter = AtifExporter("s", "bench", "0")

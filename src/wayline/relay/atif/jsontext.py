@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wayline.relay.atif.model import PathFor, TrajectoryNode, render_step, render_trajectory
+from wayline.relay.atif.model import (
+    PathFor,
+    Step,
+    TrajectoryNode,
+    render_step,
+    render_trajectory,
+)
 from wayline.relay.jsonfmt import JsonText
 
 __all__ = ["dumps_indented", "trajectory_text", "warm_text"]
@@ -144,27 +150,57 @@ def _shared_messages(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -
     return {**step, "extra": {**extra, "llm_request": {**request, "messages": cached}}}
 
 
-def _encoded_steps(node: TrajectoryNode, steps: list[Any], indent: str) -> list[Any]:
-    """Each rendered step as its text, reused when it renders equal to the previous write.
+def _stable_key(step: Step) -> int | None:
+    """What can still change how a stored ``step`` renders, or None when that is unknown.
 
-    Equality of the rendered dicts is cheap: an unchanged step renders to new dicts that hold
-    the very same payload objects, which compare by identity. Steps only ever grow (results
-    are appended), and the builder never edits a payload it has stored, so equal means the
-    text is still right.
+    The builder sets a step's fields when it creates it and afterwards only appends tool
+    results (with their ancestry and invocation); a result's sub-agents, though, render as
+    references that change while those sub-agents run. So a step without sub-agents renders
+    the same as long as its result count is the same.
+    """
+    results = step.results
+    for result in results:
+        if result.children:
+            return None
+    return len(results)
+
+
+Entry = tuple[Any, str, int | None]
+"""A step's cached render, its text, and its :func:`_stable_key` when they were made."""
+
+
+def _encoded_steps(
+    node: TrajectoryNode, steps: list[Step], indent: str, path_for: PathFor | None
+) -> list[Any]:
+    """Each step as its text, reused while the step is known not to have changed.
+
+    A step with the same :func:`_stable_key` as when its text was made is not even rendered
+    (a write of a long session is then mostly joining texts); any other step is rendered and
+    compared with the cached render, which is cheap: an unchanged step renders to new dicts
+    holding the very same payload objects, which compare by identity.
     """
     cache, values = _caches(node)
     out: list[Any] = []
     for index, step in enumerate(steps):
         known = cache.get((indent, index))
-        if known is None or known[0] != step:
-            known = cache[indent, index] = (step, _step_text(step, indent, values))
+        key = _stable_key(step)
+        if known is None or key is None or known[2] != key:
+            rendered = render_step(index + 1, step, path_for)
+            if known is None or known[0] != rendered:
+                known = cache[indent, index] = (
+                    rendered,
+                    _step_text(rendered, indent, values),
+                    key,
+                )
+            elif known[2] != key:
+                known = cache[indent, index] = (known[0], known[1], key)
         out.append(_Encoded(known[1]))
     return out
 
 
 def _caches(
     node: TrajectoryNode,
-) -> tuple[dict[tuple[str, int], tuple[Any, str]], dict[tuple[str, int], tuple[Any, str]]]:
+) -> tuple[dict[tuple[str, int], Entry], dict[tuple[str, int], tuple[Any, str]]]:
     """The node's step texts and request-message texts (created on first use)."""
     if node.text_cache is None:
         node.text_cache = {}
@@ -197,9 +233,14 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
         if step.source != "user" and len(step.results) < len(step.tool_calls):
             break
         if (step_indent, index) not in cache:
+            key = _stable_key(step)
             rendered = render_step(index + 1, step)
             try:
-                cache[step_indent, index] = (rendered, _step_text(rendered, step_indent, values))
+                cache[step_indent, index] = (
+                    rendered,
+                    _step_text(rendered, step_indent, values),
+                    key,
+                )
             except (_Unsupported, RecursionError):
                 break  # the write falls back to json.dumps for this trajectory
         index += 1
@@ -208,29 +249,31 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
         warm_text(child, step_indent)
 
 
-def _document(node: TrajectoryNode, doc: dict[str, Any], indent: str) -> dict[str, Any]:
-    doc["steps"] = _encoded_steps(node, doc["steps"], indent + _STEP_INDENT)
+def _document(
+    node: TrajectoryNode, doc: dict[str, Any], indent: str, path_for: PathFor | None
+) -> dict[str, Any]:
+    doc["steps"] = _encoded_steps(node, doc["steps"], indent + _STEP_INDENT, path_for)
     embedded = doc.get("subagent_trajectories")
     if embedded:
         children = [child for child in node.children if child.steps]
         doc["subagent_trajectories"] = [
-            _Encoded(_text(child, child_doc, indent + _STEP_INDENT))
+            _Encoded(_text(child, child_doc, indent + _STEP_INDENT, path_for))
             for child, child_doc in zip(children, embedded, strict=True)
         ]
     return doc
 
 
-def _text(node: TrajectoryNode, doc: dict[str, Any], indent: str) -> str:
+def _text(node: TrajectoryNode, doc: dict[str, Any], indent: str, path_for: PathFor | None) -> str:
     out: list[str] = []
-    _write(_document(node, doc, indent), indent, out)
+    _write(_document(node, doc, indent, path_for), indent, out)
     return "".join(out)
 
 
 def trajectory_text(node: TrajectoryNode, path_for: PathFor | None = None) -> str:
     """``dumps_indented(render_trajectory(node, path_for))``, reusing unchanged steps' text."""
-    doc = render_trajectory(node, path_for)
+    doc = render_trajectory(node, path_for, steps=False)  # _encoded_steps renders what it must
     try:
-        return _text(node, doc, "")
+        return _text(node, doc, "", path_for)
     except (_Unsupported, RecursionError):
         node.text_cache = node.value_texts = None
         return json.dumps(

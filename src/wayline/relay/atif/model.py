@@ -192,8 +192,9 @@ class TrajectoryNode:
         self.extra: JsonDict | None = None
         self.events: list[Any] | None = None
         self._child_ids: set[str] = set()
-        # (indent, step index) -> (rendered step, its text): see wayline.relay.atif.jsontext.
-        self.text_cache: dict[tuple[str, int], tuple[JsonDict, str]] | None = None
+        # (indent, step index) -> (rendered step, its text, its stable key): see
+        # wayline.relay.atif.jsontext.
+        self.text_cache: dict[tuple[str, int], tuple[JsonDict, str, int | None]] | None = None
         # (indent, id) -> (request message, its text): the same messages recur in every
         # request, so each is encoded once per indent (see wayline.relay.atif.jsontext).
         self.value_texts: dict[tuple[str, int], tuple[Any, str]] | None = None
@@ -300,16 +301,20 @@ def _render_step(step_id: int, step: Step, path_for: PathFor) -> JsonDict:
     return out
 
 
-def render_step(step_id: int, step: Step) -> JsonDict:
-    """One step as :func:`render_trajectory` renders it (sub-agents embedded, no paths)."""
-    return _render_step(step_id, step, _no_path)
+def render_step(step_id: int, step: Step, path_for: PathFor | None = None) -> JsonDict:
+    """One step as :func:`render_trajectory` renders it (by default: no sub-agent paths)."""
+    return _render_step(step_id, step, path_for if path_for is not None else _no_path)
 
 
-def render_trajectory(node: TrajectoryNode, path_for: PathFor | None = None) -> JsonDict:
+def render_trajectory(
+    node: TrajectoryNode, path_for: PathFor | None = None, *, steps: bool = True
+) -> JsonDict:
     """The ATIF v1.7 document of ``node``, sub-agents with steps embedded recursively.
 
     ``path_for`` names a standalone file for a sub-agent (subagent export mode ``all``); its
-    value goes into the reference's ``trajectory_path``.
+    value goes into the reference's ``trajectory_path``. ``steps=False`` leaves the
+    :class:`Step` objects themselves in ``"steps"`` (for a writer that renders only the steps
+    it has no text for).
     """
     paths = path_for if path_for is not None else _no_path
     doc: JsonDict = {"schema_version": SCHEMA_VERSION}
@@ -317,13 +322,19 @@ def render_trajectory(node: TrajectoryNode, path_for: PathFor | None = None) -> 
         doc["session_id"] = node.session_id
     doc["trajectory_id"] = node.trajectory_id
     doc["agent"] = node.agent.to_atif()
-    doc["steps"] = [_render_step(i, step, paths) for i, step in enumerate(node.steps, start=1)]
+    doc["steps"] = (
+        [_render_step(i, step, paths) for i, step in enumerate(node.steps, start=1)]
+        if steps
+        else list(node.steps)
+    )
     if node.notes is not None:
         doc["notes"] = node.notes
     doc["final_metrics"] = final_metrics(node.steps)
     embedded = [child for child in node.children if child.steps]
     if embedded:
-        doc["subagent_trajectories"] = [render_trajectory(child, paths) for child in embedded]
+        doc["subagent_trajectories"] = [
+            render_trajectory(child, paths, steps=steps) for child in embedded
+        ]
     extra = dict(node.extra) if node.extra is not None else {}
     if node.events is not None:
         extra["observed_events"] = node.events
