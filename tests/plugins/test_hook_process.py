@@ -176,9 +176,9 @@ def test_process_worker_writes_what_the_thread_worker_writes(
 def test_the_worker_process_writes_a_batchs_spans_without_waiting_for_a_flush(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins_down: None
 ) -> None:
-    """With a local (file) exporter, the spans a hook batch ended are in the file once the
-    worker process has run that batch, although the export schedule is a minute long: a
-    flush at the end of a session has nothing left to wait for."""
+    """With a local (file) exporter, the spans a hook batch ended reach the file right after
+    the worker process has run that batch, although the export schedule is a minute long: a
+    flush at the end of a session has little left to wait for."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("alpha\n")
@@ -191,7 +191,11 @@ def test_the_worker_process_writes_a_batchs_spans_without_waiting_for_a_flush(
         plugin = otel_plugin.current()
         assert plugin is not None
         assert plugin.queue.drain(30.0)  # type: ignore[attr-defined]  # (RemoteOtel)
-        names = {span["name"] for span in _lines(out / "spans.jsonl")}
+        deadline = time.monotonic() + 10.0  # the export thread was woken; far below 60 s
+        names: set[str] = set()
+        while len(names) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            names = {span["name"] for span in _lines(out / "spans.jsonl")}
         agent.finalize()
     assert any(name.startswith("tool") for name in names) and len(names) >= 3, names
 
@@ -557,6 +561,37 @@ def test_the_worker_process_collects_garbage_less_often_and_not_its_startup_heap
         assert state["frozen"] > 10_000  # the modules and the plugin's objects
     finally:
         assert queue.close(30.0)
+
+
+def test_a_plugin_built_after_hooks_ran_does_not_freeze_the_sessions() -> None:
+    """The worker freezes its heap only for plugins built before the first hooks: later the
+    heap holds sessions (trajectory trees are reference cycles) that must stay collectable."""
+    code = """
+import gc, os, sys
+from wayline.plugins.observability.hookchild import Child
+from wayline.plugins.observability.hookproc import remote
+child = Child(os.open(os.devnull, os.O_WRONLY), settle=True)
+spec = remote("test_hook_process:recorder", os.devnull)
+if sys.argv[1] == "late":
+    child.handle(("hooks", [], []))
+child.handle(("open", 1, spec))
+print(gc.get_freeze_count())
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    frozen = {
+        when: int(
+            subprocess.run(
+                [sys.executable, "-c", code, when],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout
+        )
+        for when in ("first", "late")
+    }
+    assert frozen["first"] > 10_000 and frozen["late"] == 0
 
 
 def test_two_callbacks_copies_of_one_payload_are_encoded_once() -> None:

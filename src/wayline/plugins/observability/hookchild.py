@@ -191,7 +191,10 @@ class Child:
     ) -> None:
         self.reply_fd = reply_fd
         self.pinning = pinning
-        self.settle = settle  # freeze the heap after each plugin build (the real worker)
+        # Freeze the heap after each plugin built before the first hooks (the real worker):
+        # later, the heap holds sessions, whose reference cycles must stay collectable.
+        self.settle = settle
+        self.handled = False  # a hooks frame has been handled
         self.ready_ns = 0  # when the last plugin was built
         self.plugins: dict[int, _Plugin] = {}
         self.failed: set[int] = set()  # queues whose handlers could not be built
@@ -201,6 +204,7 @@ class Child:
         """Act on one frame from the parent."""
         op = frame[0]
         if op == "hooks":
+            self.handled = True
             self.lists.drop(frame[2])
             decode = self.lists.decode
             if self.pinning is not None and frame[1]:
@@ -225,7 +229,7 @@ class Child:
             except Exception:
                 self.failed.add(qid)
                 log.exception("hook worker process: cannot build %s", spec.factory)
-            if self.settle:
+            if self.settle and not self.handled:
                 settle_heap()
             self.ready_ns = time.time_ns()
         else:

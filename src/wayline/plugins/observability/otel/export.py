@@ -57,7 +57,6 @@ class BoundedSpanProcessor(SpanProcessor):
         self._delay = max(schedule_delay_ms, 1) / 1000.0
         self._queue: deque[ReadableSpan] = deque()
         self._cond = threading.Condition(threading.Lock())
-        self._exporting = threading.Lock()  # one exporter call at a time: lines stay in order
         self._wake = threading.Event()
         self._enqueued = 0
         self._settled = 0  # spans whose export was attempted (success or failure)
@@ -110,12 +109,6 @@ class BoundedSpanProcessor(SpanProcessor):
             return self._cond.wait_for(
                 lambda: self._settled >= target, max(timeout_millis, 0) / 1000.0
             )
-
-    def export_queued(self) -> None:
-        """Export what is queued now, on the calling thread (for a local exporter, called
-        between hook batches: spans are written as they end, so a flush at the end of a
-        session has little left to write while the agent waits for it)."""
-        self._drain()
 
     def request_flush(self) -> None:
         """Ask the worker to export now without waiting for it."""
@@ -180,10 +173,6 @@ class BoundedSpanProcessor(SpanProcessor):
         self._drain()
 
     def _drain(self) -> None:
-        with self._exporting:
-            self._drain_locked()
-
-    def _drain_locked(self) -> None:
         while True:
             with self._cond:
                 n = min(self._max_batch, len(self._queue))

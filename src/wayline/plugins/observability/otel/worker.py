@@ -40,12 +40,13 @@ class OtelHandlers:
         raise ValueError(f"observability/otel handlers: unknown call {name!r}")
 
     def flush(self) -> None:
-        """After each hook batch: a local exporter (file, console) writes the batch's spans
-        now, while the agent works on; remote exporters keep their schedule (one request
-        per batch would be too many)."""
+        """After each hook batch: a local exporter (file, console) is woken to write the
+        batch's spans now, while the agent works on; remote exporters keep their schedule
+        (one request per batch would be too many). The export runs on the processor's own
+        thread, so an exporter that hangs never holds up the hooks."""
         processor = self.plugin.pipeline.processor
         if processor is not None and processor.local:
-            processor.export_queued()
+            processor.request_flush()
 
     def close(self, timeout_s: float = 0.0) -> None:
         """End open spans, export what is left, stop the exporters."""
