@@ -187,13 +187,10 @@ def _encoded_steps(
         if known is None or key is None or known[2] != key:
             rendered = render_step(index + 1, step, path_for)
             if known is None or known[0] != rendered:
-                known = cache[indent, index] = (
-                    rendered,
-                    _step_text(rendered, indent, values),
-                    key,
-                )
-            elif known[2] != key:
-                known = cache[indent, index] = (known[0], known[1], key)
+                known = (rendered, _step_text(rendered, indent, values), key)
+            else:  # unchanged after all: keep the text, under the step's current key
+                known = (known[0], known[1], key)
+            cache[indent, index] = known
         out.append(_Encoded(known[1]))
     return out
 
@@ -233,14 +230,10 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
         if step.source != "user" and len(step.results) < len(step.tool_calls):
             break
         if (step_indent, index) not in cache:
-            key = _stable_key(step)
             rendered = render_step(index + 1, step)
             try:
-                cache[step_indent, index] = (
-                    rendered,
-                    _step_text(rendered, step_indent, values),
-                    key,
-                )
+                text = _step_text(rendered, step_indent, values)
+                cache[step_indent, index] = (rendered, text, _stable_key(step))
             except (_Unsupported, RecursionError):
                 break  # the write falls back to json.dumps for this trajectory
         index += 1
