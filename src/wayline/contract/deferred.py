@@ -57,6 +57,11 @@ class Deferred:
             value = self._value = sanitize(self.raw, memo=memo)
         return value
 
+    @property
+    def resolved(self) -> bool:
+        """True once :meth:`value` has computed the value."""
+        return self._value is not _UNSET
+
     def __reduce__(self) -> tuple[Any, ...]:
         if self._value is not _UNSET:
             return (_resolved, (self._value,))

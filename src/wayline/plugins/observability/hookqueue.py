@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from wayline.contract.deferred import Memos, has_deferred, resolve_payload
+from wayline.contract.deferred import Deferred, Memos, has_deferred, resolve_payload
 from wayline.plugins.observability.hookproc import ChildGone, Handlers, Remote, worker_process
 from wayline.relay.clock import pin, pinned_ns
 
@@ -52,6 +52,19 @@ QUEUE_LIMIT = 65_536
 dropping hooks would leave spans open or misparented)."""
 
 WORKER_NAME = "wayline-hooks"
+
+
+def resolve(value: Any) -> Any:
+    """``value``, or the sanitized value of a Deferred (with the worker's shared memos).
+
+    For callbacks marked ``accepts_deferred``: :meth:`HookQueue.run` hands them the
+    payload's :class:`~wayline.contract.deferred.Deferred` values as they are, and they
+    resolve what they use (or a part of it) through this.
+    """
+    if type(value) is not Deferred:
+        return value
+    with _memos_lock:
+        return value.value(_memos)
 
 
 def event_time_ns() -> int | None:
@@ -243,7 +256,7 @@ class HookQueue:
                 return
         pin(ns)
         try:
-            if has_deferred(payload):
+            if has_deferred(payload) and not getattr(callback, "accepts_deferred", False):
                 with _memos_lock:  # the worker's thread, or a caller after close()
                     resolve_payload(payload, _memos)
             callback(**payload)

@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from wayline.contract.deferred import Deferred
 from wayline.contract.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
+from wayline.plugins.observability.hookqueue import resolve
 from wayline.plugins.observability.otel.settings import OtelSettings
 
 AttrValue = str | bool | int | float | list[str]
@@ -191,6 +193,24 @@ def llm_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     return attrs
 
 
+_NOT_PARAMS = ("messages", "tools", "input")
+
+
+def sanitized_request(c: Cleaner, request: Any) -> Any:
+    """The ``request`` :func:`api_start_attrs` reads, resolved if the worker left it Deferred.
+
+    Without history capture only the body's parameters are read, so only they are
+    sanitized: a long session's conversation is not walked for nothing on every call.
+    """
+    if type(request) is not Deferred:
+        return request
+    raw = request.raw
+    body = raw.get("body") if type(raw) is dict else None
+    if c.history or type(body) is not dict:
+        return resolve(request)
+    return sanitize({**raw, "body": {k: v for k, v in body.items() if k not in _NOT_PARAMS}})
+
+
 def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """Start attributes of ``api.{model}``: one provider attempt."""
     attrs = session_attrs(c, kw, kw.get("session_id"))
@@ -215,7 +235,7 @@ def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     request = kw.get("request")
     body = request.get("body") if isinstance(request, Mapping) else None
     if isinstance(body, Mapping):
-        params = {k: v for k, v in body.items() if k not in ("messages", "tools", "input")}
+        params = {k: v for k, v in body.items() if k not in _NOT_PARAMS}
         if params:
             attrs["llm.invocation_parameters"] = c.json(params, 2000)
         for key in ("temperature", "top_p"):

@@ -30,16 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wayline import relay
-from wayline.contract.sanitize import TRUNCATED_ITEMS_KEY, SanitizeMemo, sanitize
+from wayline.contract.sanitize import SanitizeMemo, sanitize
 from wayline.plugins.observability.relay.redacting import redacting
+from wayline.plugins.observability.relay.request import request_body, sanitized_request
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
 
 log = logging.getLogger("wayline.plugins.relay")
-
-# Trailing raw messages kept when the host's sanitized request lost its tail.
-_TAIL_MESSAGES = 20
 
 _META_KEYS = (
     "telemetry_schema_version",
@@ -93,53 +91,6 @@ def metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
     if "child_session_id" in meta:
         meta["child_trajectory_id"] = meta["child_session_id"]
     return meta
-
-
-def _cut(items: Any) -> bool:
-    """True when a message list is missing, empty or ends in the sanitizer's cut marker."""
-    if not isinstance(items, list) or not items:
-        return True
-    last = items[-1]
-    return not isinstance(last, dict) or TRUNCATED_ITEMS_KEY in last
-
-
-def request_body(kw: dict[str, Any], memo: SanitizeMemo | None = None) -> Any:
-    """The provider request body of a ``pre_api_request`` payload, with its latest messages.
-
-    The sanitized ``request`` (``{"method", "body"}`` in Hermes) drops the tail of a long
-    conversation, or is replaced by a ``{"_truncated": True, ...}`` preview, once it passes
-    the payload limit; the ATIF user step needs the last message. Then the raw
-    ``request_messages`` are used: as many trailing messages as fit, behind a marker
-    counting the ones left out. ``memo`` (depth 1) may hold earlier results for those raw
-    messages: both hosts never mutate a message dict once it is in the conversation.
-    """
-    request = kw.get("request")
-    body = request.get("body", request) if isinstance(request, dict) else request
-    if (
-        isinstance(body, dict)
-        and not body.get("_truncated")
-        and (
-            not _cut(body.get("messages"))
-            or not _cut(body.get("input"))
-            or (isinstance(body.get("input"), str) and body["input"])
-        )
-    ):
-        return body
-    raw = kw.get("request_messages")
-    if not isinstance(raw, list) or not raw:
-        return body
-    kept = sanitize(list(raw[-_TAIL_MESSAGES:]), memo=memo)
-    if _cut(kept):
-        kept = [sanitize(raw[-1])]
-    omitted = len(raw) - len(kept)
-    rebuilt = {
-        k: v for k, v in (body if isinstance(body, dict) else {}).items() if k != "_truncated"
-    }
-    rebuilt.pop("preview", None)
-    rebuilt.pop("original_type", None)
-    rebuilt.setdefault("model", kw.get("model"))
-    rebuilt["messages"] = ([{TRUNCATED_ITEMS_KEY: omitted}] if omitted else []) + kept
-    return rebuilt
 
 
 @dataclass(slots=True)
@@ -415,6 +366,7 @@ class RelayObserver:
         """Start an llm span keyed by (session, api_request_id)."""
         if self.managed:
             return
+        kw["request"] = sanitized_request(kw)
         sess = self.session(kw["session_id"], kw)
         self._remember_turn(kw)
         key = self._llm_key(kw)
@@ -438,6 +390,8 @@ class RelayObserver:
         )
         with self._lock:
             self._llm[key] = span
+
+    pre_api_request.accepts_deferred = True  # type: ignore[attr-defined]
 
     def post_api_request(self, **kw: Any) -> None:
         """End the llm span with the (sanitized) response."""
