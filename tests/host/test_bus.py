@@ -324,3 +324,37 @@ def test_a_callback_without_accepts_deferred_gets_resolved_values_and_so_do_the_
     bus.register("pre_llm_call", lazy, "a")
     bus.clear()
     assert not bus.defers("pre_llm_call")
+
+
+def test_payload_sinks_get_the_payload_dict_and_plain_callbacks_keywords() -> None:
+    """A callback's ``payload_sink`` is called with the bus's payload dict itself (the same
+    dict for every sink of one call), instead of the callback with keyword arguments; a
+    raising sink fails open like a raising callback."""
+    bus = HookBus()
+    sunk: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+
+    def queued(**kw: Any) -> None:
+        raise AssertionError("the bus calls the sink, not the callback")
+
+    def broken(**kw: Any) -> None:
+        raise AssertionError("the bus calls the sink, not the callback")
+
+    def boom(payload: dict[str, Any]) -> None:
+        raise RuntimeError("sink failed")
+
+    queued.payload_sink = sunk.append  # type: ignore[attr-defined]
+    broken.payload_sink = boom  # type: ignore[attr-defined]
+    bus.register("post_tool_call", queued, "a")
+    bus.register("post_tool_call", broken, "b")
+    bus.register("post_tool_call", lambda **kw: seen.append(kw), "c")
+    bus.register("post_tool_call", queued, "d")
+    assert bus.invoke_hook("post_tool_call", tool_name="t") == []
+    assert len(sunk) == 2 and sunk[0] is sunk[1]
+    assert (
+        sunk[0]
+        == seen[0]
+        == {"tool_name": "t", "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
+    )
+    assert seen[0] is not sunk[0]
+    assert bus.failures.counts == {("b", "post_tool_call", "RuntimeError"): 1}

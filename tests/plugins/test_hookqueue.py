@@ -88,3 +88,33 @@ def test_failures_are_counted_per_queue_and_the_worker_goes_on() -> None:
     assert times[0] is not None and before <= times[0] <= after
     assert bad.pending() == good.pending() == 0
     assert hookqueue.event_time_ns() is None  # only set on the worker, per callback
+
+
+def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
+    """Through the bus, two plugins' queued callbacks queue the hook's one payload dict
+    (their ``payload_sink``: no copy per plugin) and still run with its keywords."""
+    from wayline.host import HookBus
+
+    bus = HookBus()
+    gate, first, second = HookQueue(label="gate"), HookQueue(label="one"), HookQueue(label="two")
+    opened = threading.Event()
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    def record(tag: str) -> object:
+        return lambda **kw: seen.append((tag, kw))
+
+    bus.register("post_tool_call", first.wrap("post_tool_call", record("one")), "one")
+    bus.register("post_tool_call", second.wrap("post_tool_call", record("two")), "two")
+    gate.put("h", lambda: opened.wait(5.0), {})  # holds the worker while we look
+    bus.invoke_hook("post_tool_call", tool_name="t")
+    with hookqueue._worker.cond:
+        queued = [
+            i
+            for i in (*hookqueue._worker.items, *hookqueue._worker.busy)
+            if i[4] == "post_tool_call"
+        ]
+    opened.set()
+    assert len(queued) == 2 and queued[0][2] is queued[1][2]
+    assert first.drain(5.0) and second.drain(5.0)
+    expected = {"tool_name": "t", "telemetry_schema_version": "hermes.observer.v1"}
+    assert seen == [("one", expected), ("two", expected)]

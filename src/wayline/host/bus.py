@@ -26,10 +26,15 @@ HookCallback = Callable[..., Any]
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A callback and the plugin that registered it."""
+    """A callback and the plugin that registered it.
+
+    ``sink`` is the callback's ``payload_sink``, if it has one: a callable that takes the
+    payload dict itself (see :meth:`HookBus.invoke_hook`).
+    """
 
     callback: HookCallback
     plugin: str
+    sink: Callable[[dict[str, Any]], Any] | None = None
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -122,7 +127,9 @@ class HookBus:
                 name,
                 ", ".join(sorted(VALID_HOOKS)),
             )
-        regs = self._hooks[name] = (*self._hooks.get(name, ()), Registration(callback, plugin))
+        sink = getattr(callback, "payload_sink", None)
+        registration = Registration(callback, plugin, sink if callable(sink) else None)
+        regs = self._hooks[name] = (*self._hooks.get(name, ()), registration)
         if all(getattr(reg.callback, "accepts_deferred", False) is True for reg in regs):
             self._deferred_ok.add(name)
         else:
@@ -162,9 +169,11 @@ class HookBus:
     def invoke_hook(self, name: str, **payload: Any) -> list[Any]:
         """Call every callback of ``name`` in order; return the non-None results.
 
-        ``telemetry_schema_version`` is added unless the caller set it. Callbacks
-        share one payload dict (no copies: observers must not mutate it). Deferred values
-        are resolved first unless every callback takes them (``accepts_deferred``).
+        ``telemetry_schema_version`` is added unless the caller set it. Each callback gets
+        the payload as keyword arguments; one with a ``payload_sink`` (a queued observer,
+        which reads the payload later) has the sink called with the payload dict itself,
+        which the bus never changes after that. Deferred values are resolved first unless
+        every callback takes them (``accepts_deferred``).
         """
         regs = self._hooks.get(name)
         if not regs:
@@ -175,7 +184,8 @@ class HookBus:
         results: list[Any] = []
         for reg in regs:
             try:
-                ret = reg.callback(**payload)
+                sink = reg.sink
+                ret = reg.callback(**payload) if sink is None else sink(payload)
             except Exception as exc:
                 self.failures.record(reg.plugin, name, exc)
                 continue
@@ -198,7 +208,8 @@ class HookBus:
         out: list[tuple[str, Any]] = []
         for reg in regs:
             try:
-                ret = reg.callback(**payload)
+                sink = reg.sink
+                ret = reg.callback(**payload) if sink is None else sink(payload)
             except Exception as exc:
                 self.failures.record(reg.plugin, name, exc)
                 continue

@@ -424,8 +424,9 @@ class WorkerProcess:
         records: list[Record] = []
         encode = self._delta.encode
         remotes = self._remotes
-        # Each plugin's callback got its own copy of a hook's payload (same values): the
-        # copies are filtered and encoded once, and pickled once (the records share it).
+        # Each plugin's callback got the hook's payload (the bus's dict through a queue's
+        # ``payload_sink``, or a copy with the same values): it is filtered and encoded
+        # once, and pickled once (the records share it).
         last: tuple[str, frozenset[str], dict[str, Any], dict[str, Any]] | None = None
         for qid, hook, payload, ns in items:
             spec = remotes.get(qid)
@@ -434,7 +435,7 @@ class WorkerProcess:
                 last is not None
                 and last[0] == hook
                 and last[1] == unread
-                and _same_values(last[2], payload)
+                and (last[2] is payload or _same_values(last[2], payload))
             ):
                 sent = payload
                 if unread:

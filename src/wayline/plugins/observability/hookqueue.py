@@ -218,10 +218,17 @@ class HookQueue:
         ``wait_if(payload)``, when given, decides per call whether to wait.
         """
 
-        def queued(**payload: Any) -> None:
+        def sink(payload: dict[str, Any]) -> None:
             self.put(hook, callback, payload)
             if wait_s is not None and (wait_if is None or wait_if(payload)):
                 self.drain(wait_s)
+
+        def queued(**payload: Any) -> None:
+            sink(payload)
+
+        # The bus hands ``sink`` its payload dict itself: no keyword copy per plugin, and the
+        # plugins' queued copies of one hook are then one dict (sent and decoded once).
+        queued.payload_sink = sink  # type: ignore[attr-defined]
 
         queued.__name__ = getattr(callback, "__name__", hook)
         queued.__qualname__ = getattr(callback, "__qualname__", hook)
