@@ -119,6 +119,35 @@ def test_messages_recurring_in_later_requests_are_encoded_once(atof: Atof) -> No
     assert len(node.value_texts) == 9  # the last answer and the new user message
 
 
+def test_tool_schemas_recurring_in_requests_are_encoded_once(atof: Atof) -> None:
+    """The tool schemas every request repeats (the same objects, as the sanitizer's memo
+    hands them back) are encoded once, like its messages, and the text stays exact."""
+    builder = TrajectoryBuilder(session_id="s")
+    agent = atof.start("agent", "agent", metadata={"session_id": "s"})
+    tools = [
+        {"type": "function", "function": {"name": f"tool{i}", "parameters": {"n": [i, 2.5]}}}
+        for i in range(3)
+    ]
+    for turn in range(3):
+        body = {"model": "m-1", "messages": [{"role": "user", "content": f"q{turn}"}]}
+        uid = atof.start(
+            "openai",
+            "llm",
+            agent,
+            data={"content": {**body, "tools": tools}, "headers": {}},
+            profile={"model_name": "m-1"},
+        )
+        atof.llm_end(uid, f"a{turn}")
+    for event in atof.events:
+        builder.feed(event)
+    node = _node(builder)
+    assert trajectory_text(node) == _reference(render_trajectory(node))
+    assert node.value_texts is not None
+    cached = {key[1] for key in node.value_texts}
+    assert {id(tool) for tool in tools} <= cached
+    assert len(node.value_texts) == 3 + 3  # three tools, three user messages
+
+
 def test_settled_steps_are_encoded_ahead_of_the_write(atof: Atof) -> None:
     """warm_text encodes the user step and finished agent steps (a child's too, at its
     embedded depth) but stops at a step still waiting for a tool result; the write then

@@ -133,21 +133,30 @@ def dumps_indented(value: Any) -> str:
     return "".join(out)
 
 
-def _shared_messages(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> Any:
-    """``step`` with its ``extra.llm_request.messages`` read through ``cache``.
+_SHARED_LISTS = ("messages", "tools")
 
-    Each user step carries its whole request, i.e. the conversation so far: without the
-    cache a session's file would encode its early messages once per later turn.
+
+def _shared_messages(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> Any:
+    """``step`` with its ``extra.llm_request`` messages and tools read through ``cache``.
+
+    Each user step carries its whole request, i.e. the conversation so far and the tool
+    schemas: without the cache a session's file would encode its early messages once per
+    later turn, and the same tools once per turn.
     """
     extra = step.get("extra") if type(step) is dict else None
     if type(extra) is not dict:
         return step
     request = extra.get("llm_request")
-    if not isinstance(request, dict) or type(request.get("messages")) is not list:
+    if not isinstance(request, dict):
         return step
-    messages: list[Any] = request["messages"]
-    cached = [_Cached(message, cache) for message in messages]
-    return {**step, "extra": {**extra, "llm_request": {**request, "messages": cached}}}
+    shared = {
+        key: [_Cached(item, cache) for item in items]
+        for key in _SHARED_LISTS
+        if type(items := request.get(key)) is list
+    }
+    if not shared:
+        return step
+    return {**step, "extra": {**extra, "llm_request": {**request, **shared}}}
 
 
 def _stable_key(step: Step) -> int | None:
