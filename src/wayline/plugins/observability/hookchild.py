@@ -210,14 +210,17 @@ class Child:
             if self.pinning is not None and frame[1]:
                 # Hooks queued while a plugin was being built (imports) are late for that.
                 self.pinning.check(max(frame[1][0][3], self.ready_ns))
+            decoded: Any = None  # the last payload decoded (the plugins' records share it)
             for qid, hook, payload, ns in frame[1]:
                 plugin = self.plugins.get(qid)
                 if plugin is None:
                     continue
                 callback = plugin.handlers.callbacks.get(hook)
                 if callback is not None:
+                    if payload is not decoded:
+                        decoded = decode(payload)
                     queue = plugin.queue
-                    queue.run((queue, callback, decode(payload), ns, hook))
+                    queue.run((queue, callback, decoded, ns, hook))
             for plugin in self.plugins.values():
                 plugin.flush()
         elif op == "rules":
