@@ -126,6 +126,7 @@ class OtelPlugin(OtelFront):
         return {name: getattr(self.observer, name) for name in HOOKS}
 
     def _export_flush(self, timeout_ms: int) -> bool:
+        self.observer.m.flush()
         return self.pipeline.force_flush(timeout_ms)
 
     def _traceparent(self, child_session_id: str) -> str | None:
@@ -149,6 +150,7 @@ class OtelPlugin(OtelFront):
             if self.queue is not None:
                 self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
             self.observer.close_all()
+            self.observer.m.flush()
         finally:
             self.pipeline.shutdown(self.settings.shutdown_timeout_ms)
 

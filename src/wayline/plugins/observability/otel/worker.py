@@ -40,10 +40,13 @@ class OtelHandlers:
         raise ValueError(f"observability/otel handlers: unknown call {name!r}")
 
     def flush(self) -> None:
-        """After each hook batch: a local exporter (file, console) is woken to write the
-        batch's spans now, while the agent works on; remote exporters keep their schedule
-        (one request per batch would be too many). The export runs on the processor's own
-        thread, so an exporter that hangs never holds up the hooks."""
+        """After each hook batch: the counters' additions of the batch go to the SDK (from
+        the first batch on, they gather until this call: see ``Instruments``), and a local
+        exporter (file, console) is woken to write the batch's spans now, while the agent
+        works on; remote exporters keep their schedule (one request per batch would be too
+        many). The export runs on the processor's own thread, so an exporter that hangs
+        never holds up the hooks."""
+        self.plugin.observer.m.flush(gather=True)
         processor = self.plugin.pipeline.processor
         if processor is not None and processor.local:
             processor.request_flush()
