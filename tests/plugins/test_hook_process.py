@@ -5,6 +5,7 @@ the work back to the agent's process when it dies."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -606,3 +607,19 @@ def test_two_callbacks_copies_of_one_payload_are_encoded_once() -> None:
     assert not _same_values(payload, {"b": first, "a": second})
     assert not _same_values(payload, {"a": first, "b": [1]})
     assert not _same_values(payload, {"a": first})
+
+
+def test_worker_offers_its_cpu_once_per_interval_of_callbacks() -> None:
+    """Between callbacks the worker yields its CPU once per YIELD_S of running, not per
+    callback (a syscall each) and not never (a waking agent thread would wait a slice)."""
+    from wayline.plugins.observability.hookchild import YIELD_S, Yielder
+
+    now = [100.0]
+    yields: list[float] = []
+    yielder = Yielder(YIELD_S, clock=lambda: now[0], yield_cpu=lambda: yields.append(now[0]))
+    for _ in range(40):  # callbacks of 0.1 ms each: one yield per three or so
+        now[0] += 0.0001
+        yielder.tick()
+    assert 10 <= len(yields) <= 14
+    assert all(b - a >= YIELD_S - 1e-12 for a, b in itertools.pairwise(yields))
+    Yielder(yield_cpu=None).tick()  # no sched_yield on this platform: nothing to call
