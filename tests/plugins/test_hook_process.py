@@ -612,7 +612,7 @@ def test_two_callbacks_copies_of_one_payload_are_encoded_once() -> None:
 def test_worker_offers_its_cpu_once_per_interval_of_callbacks() -> None:
     """Between callbacks the worker yields its CPU once per YIELD_S of running, not per
     callback (a syscall each) and not never (a waking agent thread would wait a slice)."""
-    from wayline.plugins.observability.hookchild import YIELD_S, Yielder
+    from wayline.plugins.observability.cooperation import YIELD_S, Yielder
 
     now = [100.0]
     yields: list[float] = []
@@ -623,3 +623,24 @@ def test_worker_offers_its_cpu_once_per_interval_of_callbacks() -> None:
     assert 10 <= len(yields) <= 14
     assert all(b - a >= YIELD_S - 1e-12 for a, b in itertools.pairwise(yields))
     Yielder(yield_cpu=None).tick()  # no sched_yield on this platform: nothing to call
+
+
+def test_cooperate_ticks_only_the_worker_processs_yielder() -> None:
+    """cooperate() does nothing outside the hook worker process and ticks the yielder the
+    worker process installs (so shared observer code may call it anywhere)."""
+    from wayline.plugins.observability import cooperation
+
+    assert cooperation.worker_yielder is None
+    cooperation.cooperate()  # in the agent's process: nothing to tick
+    now = [0.0]
+    yields: list[float] = []
+    cooperation.worker_yielder = cooperation.Yielder(
+        0.001, clock=lambda: now[0], yield_cpu=lambda: yields.append(now[0])
+    )
+    try:
+        for _ in range(5):
+            now[0] += 0.0006
+            cooperation.cooperate()
+    finally:
+        cooperation.worker_yielder = None
+    assert yields == [pytest.approx(0.0012), pytest.approx(0.0024)]

@@ -150,8 +150,9 @@ def test_tool_schemas_recurring_in_requests_are_encoded_once(atof: Atof) -> None
 
 def test_settled_steps_are_encoded_ahead_of_the_write(atof: Atof) -> None:
     """warm_text encodes the user step and finished agent steps (a child's too, at its
-    embedded depth) but stops at a step still waiting for a tool result; the write then
-    reuses them and still equals json.dumps, the waiting step included once it ends."""
+    embedded depth; ``pause`` runs before each) but stops at a step still waiting for a tool
+    result; the write then reuses them and still equals json.dumps, the waiting step
+    included once it ends."""
     builder = TrajectoryBuilder(session_id="s")
     agent = atof.start("agent", "agent", metadata={"session_id": "s"})
     atof.llm(agent, [{"role": "user", "content": "hi"}], "", [("c1", "delegate", {})])
@@ -161,7 +162,9 @@ def test_settled_steps_are_encoded_ahead_of_the_write(atof: Atof) -> None:
     for event in atof.events:
         builder.feed(event)
     node = _node(builder)
-    warm_text(node)
+    pauses: list[int] = []
+    warm_text(node, pause=lambda: pauses.append(1))
+    assert len(pauses) == 3  # before each step encoded: the user step and the child's two
     assert node.warmed == 1  # the user step; the agent step waits for c1's result
     assert node.children[0].warmed == 2
     assert {indent for indent, _ in node.children[0].text_cache or {}} == {" " * 8}

@@ -17,10 +17,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from wayline.contract.redact_sync import apply_rules_state
+from wayline.plugins.observability import cooperation
+from wayline.plugins.observability.cooperation import Yielder, cooperate
 from wayline.plugins.observability.hookproc import (
     Handlers,
     ListStore,
@@ -93,44 +95,6 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-YIELD_S = 0.0003
-"""How long the worker's hook loop runs before it offers its CPU to a waiting task.
-
-The worker's batches are bursts of 10-30 ms. On the 2-vCPU VM of ``bench/`` (Linux 6.18,
-EEVDF) an agent, tool or model-server thread that wakes up on the worker's CPU then waited
-for the burst's slice even at nice 19; a ``sched_yield`` every 0.3 ms (a syscall when it
-has nothing to do) lets it run at once. P3, paired rounds of the plugin arm with and
-without: x0.972-0.991 (medians of 10; every 1 ms: x1.006)."""
-
-_sched_yield = getattr(os, "sched_yield", None)
-
-
-class Yielder:
-    """Calls ``yield_cpu`` at most once per ``interval`` of ``clock`` (see :data:`YIELD_S`)."""
-
-    __slots__ = ("_clock", "_interval", "_last", "_yield")
-
-    def __init__(
-        self,
-        interval: float = YIELD_S,
-        clock: Callable[[], float] = time.perf_counter,
-        yield_cpu: Callable[[], Any] | None = _sched_yield,
-    ) -> None:
-        self._interval = interval
-        self._clock = clock
-        self._yield = yield_cpu
-        self._last = clock()
-
-    def tick(self) -> None:
-        """Between two callbacks: yield if ``interval`` passed since the last yield."""
-        if self._yield is None:
-            return
-        now = self._clock()
-        if now - self._last >= self._interval:
-            self._yield()
-            self._last = now
 
 
 CPU_ENV = "WAYLINE_HOOK_WORKER_CPU"
@@ -237,7 +201,6 @@ class Child:
         self.plugins: dict[int, _Plugin] = {}
         self.failed: set[int] = set()  # queues whose handlers could not be built
         self.lists = ListStore()
-        self.yielder = Yielder()
 
     def handle(self, frame: tuple[Any, ...]) -> None:
         """Act on one frame from the parent."""
@@ -250,9 +213,8 @@ class Child:
                 # Hooks queued while a plugin was being built (imports) are late for that.
                 self.pinning.check(max(frame[1][0][3], self.ready_ns))
             decoded: Any = None  # the last payload decoded (the plugins' records share it)
-            tick = self.yielder.tick
             for qid, hook, payload, ns in frame[1]:
-                tick()
+                cooperate()
                 plugin = self.plugins.get(qid)
                 if plugin is None:
                     continue
@@ -263,6 +225,7 @@ class Child:
                     queue = plugin.queue
                     queue.run((queue, callback, decoded, ns, hook))
             for plugin in self.plugins.values():
+                cooperate()
                 plugin.flush()
         elif op == "rules":
             apply_rules_state(frame[1])
@@ -326,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     background_priority(worker_nice())
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    cooperation.worker_yielder = Yielder()
     child = Child(int(args[0]), Pinning(worker_cpu()), settle=True)
 
     stdin = sys.stdin.buffer.fileno()

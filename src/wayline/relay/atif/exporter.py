@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import NoneType
 from typing import Any
@@ -147,19 +147,20 @@ class AtifExporter:
                 self.session_id,
             )
 
-    def drain(self) -> None:
+    def drain(self, pause: Callable[[], None] | None = None) -> None:
         """Map the events received so far now, and encode the steps that will not change (a
-        later write or export then has less to do)."""
+        later write or export then has less to do). ``pause`` is called between pieces of
+        that work (see ``warm_text``)."""
         with self._lock:
-            self._drain_locked()
-            warm_text(self._root())
+            self._drain_locked(pause)
+            warm_text(self._root(), pause=pause)
 
     @property
     def pending_events(self) -> int:
         """Events received but not mapped yet (see :meth:`on_event`)."""
         return len(self._pending)
 
-    def _drain_locked(self) -> None:
+    def _drain_locked(self, pause: Callable[[], None] | None = None) -> None:
         """Map the queued event texts (the caller holds ``_lock``)."""
         pending = self._pending
         builder = self._builder
@@ -170,6 +171,8 @@ class AtifExporter:
             pending.popleft,
         )
         while pending:
+            if pause is not None:
+                pause()
             item = take()
             try:
                 if isinstance(item, str):

@@ -10,6 +10,7 @@ every turn, and without the reuse each rewrite would encode the whole, growing s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from wayline.relay.atif.model import (
@@ -221,7 +222,9 @@ def _step_text(step: Any, indent: str, values: dict[tuple[str, int], tuple[Any, 
     return "".join(pieces)
 
 
-def warm_text(node: TrajectoryNode, indent: str = "") -> None:
+def warm_text(
+    node: TrajectoryNode, indent: str = "", pause: Callable[[], None] | None = None
+) -> None:
     """Encode now the steps a later write would encode, as far as they are settled.
 
     A session's file is written when the session ends, and the agent waits for that write:
@@ -229,6 +232,7 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
     tool call has its result) leaves that write little more than joining texts. Steps are
     checked against the render at write time all the same (see :func:`_encoded_steps`), and
     the embedded layout is the one warmed (``subagents="all"`` files re-encode their own).
+    ``pause`` is called before each step is encoded (a worker that shares its CPU).
     """
     step_indent = indent + _STEP_INDENT
     cache, values = _caches(node)
@@ -239,6 +243,8 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
         if step.source != "user" and len(step.results) < len(step.tool_calls):
             break
         if (step_indent, index) not in cache:
+            if pause is not None:
+                pause()
             rendered = render_step(index + 1, step)
             try:
                 text = _step_text(rendered, step_indent, values)
@@ -248,7 +254,7 @@ def warm_text(node: TrajectoryNode, indent: str = "") -> None:
         index += 1
     node.warmed = index
     for child in node.children:
-        warm_text(child, step_indent)
+        warm_text(child, step_indent, pause)
 
 
 def _document(

@@ -27,6 +27,8 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanContext
 
+from wayline.plugins.observability.cooperation import cooperate
+
 log = logging.getLogger("wayline.plugins.otel")
 
 _dumps = json.JSONEncoder().encode  # json.dumps' defaults, without its per-call set-up
@@ -349,7 +351,11 @@ class JsonLinesSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Append ``spans``; FAILURE (never an exception) when the file cannot be written."""
         try:
-            self._file.write([self._span_json(span) for span in spans])
+            lines = []
+            for span in spans:
+                cooperate()  # a batch's lines are a burst of ~1 ms in the hook worker process
+                lines.append(self._span_json(span))
+            self._file.write(lines)
         except (OSError, ValueError) as exc:
             log.debug("observability/otel: cannot write %s: %r", self._file.path, exc)
             return SpanExportResult.FAILURE

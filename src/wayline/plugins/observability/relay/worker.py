@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wayline import relay
+from wayline.plugins.observability.cooperation import cooperate
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
@@ -59,7 +60,7 @@ class RelayHandlers:
         """
         for sess in list(self.observer.sessions.values()):
             if sess.atif is not None and not sess.closed:
-                sess.atif.drain()
+                sess.atif.drain(pause=cooperate)
         if self.exporter is not None:
             self.exporter.force_flush()
 
