@@ -44,10 +44,15 @@ def test_gathered_additions_reach_the_sdk_at_each_flush_with_the_same_sums() -> 
 
 def test_counters_add_at_once_until_asked_to_gather() -> None:
     """Without flush(gather=True) (the plugin on the agent's side) an addition is exported
-    at once, and an unhashable attribute value is always left to the SDK."""
+    at once; an unhashable attribute value or a negative amount is always left to the SDK
+    (which drops the latter, instead of it lowering a gathered sum)."""
     inst, reader = _instruments()
     inst.sessions.add(1, {"kind": "turn", "final_status": "ok"})
     assert value(metric_points(reader), "hermes.sessions") == 1
     inst.flush(gather=True)
     inst.sessions.add(1, {"kind": "turn", "final_status": ["a", "b"]})  # type: ignore[dict-item]
     assert value(metric_points(reader), "hermes.sessions") == 2
+    inst.sessions.add(1, {"kind": "turn", "final_status": "ok"})
+    inst.sessions.add(-5, {"kind": "turn", "final_status": "ok"})  # the SDK drops it
+    inst.flush()
+    assert value(metric_points(reader), "hermes.sessions") == 3

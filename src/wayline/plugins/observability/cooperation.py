@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["YIELD_S", "Yielder", "cooperate", "worker_yielder"]
 
 YIELD_S = 0.0003
-"""How long the worker's hook loop runs before it offers its CPU to a waiting task.
+"""How long the worker runs before it offers its CPU to a waiting task.
 
 The worker's batches are bursts of 10-30 ms. On the 2-vCPU VM of ``bench/`` (Linux 6.18,
 EEVDF) an agent, tool or model-server thread that wakes up on the worker's CPU then waited
@@ -44,7 +44,7 @@ class Yielder:
         self._last = clock()
 
     def tick(self) -> None:
-        """Between two callbacks: yield if ``interval`` passed since the last yield."""
+        """Between two pieces of work: yield if ``interval`` passed since the last yield."""
         if self._yield is None:
             return
         now = self._clock()

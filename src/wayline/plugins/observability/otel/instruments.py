@@ -114,6 +114,9 @@ class _GatheredCounter:
     def add(
         self, amount: int | float, attributes: Mapping[str, Any] | None = None, **_: Any
     ) -> None:
+        if amount < 0:  # the SDK warns and drops it: so it must see it
+            self.counter.add(amount, attributes)
+            return
         try:
             key = (self.counter, tuple(attributes.items()) if attributes else ())
             sums = self.sums
