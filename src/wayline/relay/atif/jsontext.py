@@ -137,7 +137,7 @@ def dumps_indented(value: Any) -> str:
 _SHARED_LISTS = ("messages", "tools")
 
 
-def _shared_messages(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> Any:
+def _shared_lists(step: Any, cache: dict[tuple[str, int], tuple[Any, str]]) -> Any:
     """``step`` with its ``extra.llm_request`` messages and tools read through ``cache``.
 
     Each user step carries its whole request, i.e. the conversation so far and the tool
@@ -218,7 +218,7 @@ def _caches(
 
 def _step_text(step: Any, indent: str, values: dict[tuple[str, int], tuple[Any, str]]) -> str:
     pieces: list[str] = []
-    _write(_shared_messages(step, values), indent, pieces)
+    _write(_shared_lists(step, values), indent, pieces)
     return "".join(pieces)
 
 
