@@ -24,8 +24,15 @@ of the round ratios are printed too.
 The model server runs in its own process (``bench/model_server.py``), as a real one would:
 in-process, its threads and request log would share the agent's interpreter lock and heap.
 
+``--split-cpus`` (another information row, run in its own process) confines the agent's
+process and the model server to the first CPU and the hook worker process to the last one:
+the same two arms then never share a CPU with the worker. The difference between that ratio
+and the P3 line is what sharing a CPU with the worker costs (its CPU time, and the caches it
+evicts when the scheduler puts an agent or server thread on the worker's CPU); the plain arm
+is as fast confined to one CPU, as it never runs two things at once.
+
     .venv/bin/python -m bench.session [--rounds 9] [--turns 100] [--plugins a,b] [--json]
-                                      [--inline-server]
+                                      [--inline-server] [--split-cpus]
 
 Prints the ratio; never asserts on time.
 """
@@ -144,19 +151,44 @@ def _write_config(home: Path, plugins: tuple[str, ...], otel_file: Path) -> None
     (home / "config.yaml").write_text("\n".join(lines) + "\n")
 
 
+def _split_cpus() -> tuple[int, int] | None:
+    """Confine this process (and what it starts) to its first CPU; returns (first, last)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return None
+    if len(cpus) < 2:
+        return None
+    os.sched_setaffinity(0, {cpus[0]})
+    return cpus[0], cpus[-1]
+
+
+def _move_process(pid: int, cpu: int) -> None:
+    """Every thread of process ``pid`` onto ``cpu`` (threads it starts later inherit it)."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(task), {cpu})
+        except OSError:  # a thread that just ended
+            pass
+
+
 def run(
     rounds: int = 5,
     turns: int = TURNS,
     plugins: tuple[str, ...] = PLUGINS,
     inline_server: bool = False,
+    split_cpus: bool = False,
 ) -> list[dict[str, Any]]:
-    """Measure both arms; returns suite rows."""
+    """Measure both arms; returns suite rows (``split_cpus``: the one information row)."""
     from bench.model_server import ModelServer
     from wayline.plugins.observability import otel as otel_plugin
     from wayline.plugins.observability import relay as relay_plugin
     from wayline.plugins.observability.hookproc import worker_process
     from wayline.runtime import build_runtime
 
+    split = _split_cpus() if split_cpus else None
+    if split_cpus and split is None:
+        return []  # one CPU (or not Linux): nothing to split
     tmp = Path(tempfile.mkdtemp(prefix="wayline-bench-session-"))
     workdir = tmp / "work"
     workdir.mkdir()
@@ -191,9 +223,13 @@ def run(
         if missing:
             raise RuntimeError(f"plugins failed to load: {sorted(missing)}")
         otel = otel_plugin.current()
-        arms = (("plain", plain), ("plugins", traced), ("burner", plain))
+        arms: tuple[tuple[str, Any], ...] = (("plain", plain), ("plugins", traced))
+        if split is None:
+            arms += (("burner", plain),)
         for _, runtime in arms[:2]:  # warm up imports, connection pools, caches
             _session(runtime, workdir, 3)
+        if split is not None and worker_process.pid is not None:
+            _move_process(worker_process.pid, split[1])
         for index in range(rounds):
             # Alternate the order: a slow start of a round hits each arm alike.
             for label, runtime in arms if index % 2 == 0 else arms[::-1]:
@@ -218,6 +254,24 @@ def run(
         relay_plugin.shutdown()
         otel_plugin.shutdown()
     ratios = sorted(p / q for p, q in zip(times["plugins"], times["plain"], strict=True))
+    if split is not None:
+        return [
+            {
+                "line": "P3",
+                "name": f"{turns}-turn session, agent+server on CPU {split[0]}, hook worker on "
+                f"CPU {split[1]} (information)",
+                "wayline": round(statistics.median(times["plugins"]), 3),
+                "reference": round(statistics.median(times["plain"]), 3),
+                "reference_is": "same session, no plugins, same CPU",
+                "unit": "s",
+                "ratio": round(statistics.median(ratios), 3),
+                "goal": "",
+                "passed": None,
+                "detail": f"median of {rounds} alternating rounds' ratios (rounds "
+                f"{ratios[0]:.3f}-{ratios[-1]:.3f}x); the plugins' cost when the worker has a CPU "
+                f"of its own; hook worker process CPU-s per session {_median(worker_cpu)}",
+            }
+        ]
     burns = [b / q for b, q in zip(times["burner"], times["plain"], strict=True)]
     ratio = statistics.median(ratios)
     best = min(times["plugins"]) / min(times["plain"])
@@ -268,9 +322,14 @@ def main() -> None:
         action="store_true",
         help="run the scripted server in this process (as bench/otel.py does)",
     )
+    parser.add_argument(
+        "--split-cpus",
+        action="store_true",
+        help="agent and model server on the first CPU, hook worker on the last (information)",
+    )
     args = parser.parse_args()
     plugins = tuple(p for p in args.plugins.split(",") if p)
-    rows = run(args.rounds, args.turns, plugins, args.inline_server)
+    rows = run(args.rounds, args.turns, plugins, args.inline_server, args.split_cpus)
     if args.json:
         print(json.dumps(rows))
         return

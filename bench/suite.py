@@ -203,7 +203,9 @@ def _flushed_per_event(directory: str) -> bool:
 
 def p2(ref: Reference, quick: bool) -> list[Row]:
     """wayline.relay vs nemo-relay 0.10.4: the same loop, payload and file sink."""
-    n = 10_000 if quick else 30_000
+    # The same n in a smoke run: with 10,000 the ATIF write at the end of a round weighed
+    # enough that ATOF + ATIF fell under 2x (1.9x) while full runs gave 2.4-2.5x.
+    n = 30_000
     rounds = 2 if quick else 5
     cases = (
         ("pairs", "atof", "push/pop pairs/s, ATOF file export"),
@@ -284,7 +286,9 @@ def p3(ref: Reference, quick: bool) -> list[Row]:
     """The 100-turn session with relay + otel vs none (bench/session.py)."""
     # Single rounds of this VM range about 0.8-1.3x (its speed drifts within seconds): 21
     # rounds narrow the median's run-to-run spread to a couple of points.
-    return _module_rows("bench.session", "--rounds", "3" if quick else "21")
+    rows = _module_rows("bench.session", "--rounds", "3" if quick else "21")
+    # The same two arms with the worker on a CPU of its own: what CPU sharing costs.
+    return rows + _module_rows("bench.session", "--split-cpus", "--rounds", "3" if quick else "9")
 
 
 def p4(ref: Reference, quick: bool) -> list[Row]:
