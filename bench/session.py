@@ -25,7 +25,8 @@ The model server runs in its own process (``bench/model_server.py``), as a real 
 in-process, its threads and request log would share the agent's interpreter lock and heap.
 
 ``--split-cpus`` (another information row, run in its own process) confines the agent's
-process and the model server to the first CPU and the hook worker process to the last one:
+process and the model server to the first CPU and puts the hook worker process on the last
+one (``WAYLINE_HOOK_WORKER_CPU``, as after ``taskset -c 0``):
 the same two arms then never share a CPU with the worker. The difference between that ratio
 and the P3 line is what sharing a CPU with the worker costs (its CPU time, and the caches it
 evicts when the scheduler puts an agent or server thread on the worker's CPU); the plain arm
@@ -152,7 +153,9 @@ def _write_config(home: Path, plugins: tuple[str, ...], otel_file: Path) -> None
 
 
 def _split_cpus() -> tuple[int, int] | None:
-    """Confine this process (and what it starts) to its first CPU; returns (first, last)."""
+    """Confine this process (and what it starts) to its first CPU and name its last one for
+    the hook worker process (``WAYLINE_HOOK_WORKER_CPU``): ``taskset -c 0`` plus the setting,
+    as a user would do it. Returns (first, last)."""
     try:
         cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
@@ -160,16 +163,8 @@ def _split_cpus() -> tuple[int, int] | None:
     if len(cpus) < 2:
         return None
     os.sched_setaffinity(0, {cpus[0]})
+    os.environ["WAYLINE_HOOK_WORKER_CPU"] = str(cpus[-1])
     return cpus[0], cpus[-1]
-
-
-def _move_process(pid: int, cpu: int) -> None:
-    """Every thread of process ``pid`` onto ``cpu`` (threads it starts later inherit it)."""
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            os.sched_setaffinity(int(task), {cpu})
-        except OSError:  # a thread that just ended
-            pass
 
 
 def run(
@@ -229,7 +224,9 @@ def run(
         for _, runtime in arms[:2]:  # warm up imports, connection pools, caches
             _session(runtime, workdir, 3)
         if split is not None and worker_process.pid is not None:
-            _move_process(worker_process.pid, split[1])
+            worker = os.sched_getaffinity(worker_process.pid)
+            if worker != {split[1]}:
+                raise RuntimeError(f"the hook worker runs on CPUs {worker}, not {split[1]}")
         for index in range(rounds):
             # Alternate the order: a slow start of a round hits each arm alike.
             for label, runtime in arms if index % 2 == 0 else arms[::-1]:

@@ -548,6 +548,44 @@ def test_the_worker_process_is_pinned_to_one_cpu_until_hooks_arrive_late(
     assert Pinning(None).pinned is False
 
 
+OUTSIDE_SCRIPT = """
+import os, sys
+os.sched_setaffinity(0, {int(sys.argv[1])})
+os.environ["WAYLINE_HOOK_WORKER_CPU"] = sys.argv[2]
+from wayline.plugins.observability.hookproc import remote, worker_process
+from wayline.plugins.observability.hookqueue import HookQueue
+queue = HookQueue(label="test/outside", remote=remote(sys.argv[3] + ":recorder", os.devnull))
+queue.wrap("pre_tool_call", None)(tool_name="x")
+assert queue.drain(30.0)
+tasks = os.listdir(f"/proc/{worker_process.pid}/task")
+print(sorted({c for t in tasks for c in os.sched_getaffinity(int(t))}), sorted(os.sched_getaffinity(0)))
+assert queue.close(30.0)
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux and two CPUs",
+)
+def test_the_worker_process_may_be_pinned_to_a_cpu_outside_the_agents_own() -> None:
+    """An agent confined to one CPU (``taskset``) with ``WAYLINE_HOOK_WORKER_CPU`` naming
+    another: the worker process runs on that other CPU only, the agent stays where it was."""
+    from wayline.plugins.observability.hookchild import worker_cpu
+
+    first, last = min(os.sched_getaffinity(0)), max(os.sched_getaffinity(0))
+    assert worker_cpu({"WAYLINE_HOOK_WORKER_CPU": str(os.cpu_count())}) is not None  # auto
+    done = subprocess.run(
+        [sys.executable, "-c", OUTSIDE_SCRIPT, str(first), str(last), __name__],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == f"[{last}] [{first}]"
+    assert "not pinned" not in done.stderr
+
+
 def test_the_worker_process_collects_garbage_less_often_and_not_its_startup_heap() -> None:
     """The worker process raises the young-generation GC threshold and freezes the heap it
     has once a plugin is built (imports, handlers): collections then skip that heap."""

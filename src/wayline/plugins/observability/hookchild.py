@@ -106,7 +106,9 @@ def worker_cpu(environ: Mapping[str, str] | None = None) -> int | None:
     """The CPU to pin the worker to (``WAYLINE_HOOK_WORKER_CPU``), or None to leave it free.
 
     ``auto`` (the default) is the last CPU this process may use, when it may use two or
-    more; ``none`` leaves the choice to the kernel; a number names the CPU.
+    more; ``none`` leaves the choice to the kernel; a number names the CPU, which may be
+    outside the agent's own set: an agent started with ``taskset -c 0`` and the worker on
+    CPU 1 never share a CPU (P3's ``--split-cpus`` row of ``bench/``).
     """
     raw = (os.environ if environ is None else environ).get(CPU_ENV, "").strip().lower()
     if raw == "none":
@@ -115,11 +117,14 @@ def worker_cpu(environ: Mapping[str, str] | None = None) -> int | None:
         allowed = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         return None
-    if raw.isdigit() and int(raw) in allowed:
+    if raw.isdigit() and (int(raw) in allowed or int(raw) < (os.cpu_count() or 0)):
         return int(raw)
     if raw not in ("", "auto"):
         log.error(
-            "%s=%r must be auto, none or one of the CPUs %s; using auto", CPU_ENV, raw, allowed
+            "%s=%r must be auto, none or a CPU number below %s; using auto",
+            CPU_ENV,
+            raw,
+            os.cpu_count(),
         )
     return allowed[-1] if len(allowed) >= 2 else None
 
@@ -145,8 +150,8 @@ class Pinning:
             # Before any thread starts: the threads the plugins start inherit it.
             os.sched_setaffinity(0, {cpu})
             self.pinned = True
-        except OSError as exc:
-            log.debug("hook worker process: not pinned to CPU %s: %r", cpu, exc)
+        except OSError as exc:  # e.g. a CPU outside the cgroup's cpuset
+            log.warning("hook worker process: not pinned to CPU %s: %s", cpu, exc)
 
     def check(self, hook_ns: int) -> None:
         """Unpin (every thread) if a hook fired at ``hook_ns`` arrives too late."""
