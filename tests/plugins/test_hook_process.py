@@ -558,7 +558,8 @@ queue = HookQueue(label="test/outside", remote=remote(sys.argv[3] + ":recorder",
 queue.wrap("pre_tool_call", None)(tool_name="x")
 assert queue.drain(30.0)
 tasks = os.listdir(f"/proc/{worker_process.pid}/task")
-print(sorted({c for t in tasks for c in os.sched_getaffinity(int(t))}), sorted(os.sched_getaffinity(0)))
+cpus = {c for t in tasks for c in os.sched_getaffinity(int(t))}
+print(sorted(cpus), sorted(os.sched_getaffinity(0)))
 assert queue.close(30.0)
 """
 
