@@ -70,6 +70,26 @@ def test_drain_returns_while_other_threads_keep_queueing() -> None:
         queue.drain(10.0)
 
 
+def test_an_active_agent_does_not_wake_the_worker_for_each_batch() -> None:
+    """After a batch the worker waits one gathering window for the next hooks on its own
+    timer: hooks arriving steadily wake it once, not once per batch."""
+    queue = HookQueue(label="steady")
+    worker = hookqueue._worker
+    assert queue.drain(5.0)
+    time.sleep(2.5 * hookqueue.BATCH_DELAY_S)  # past the last batch's window: idle again
+    before, ran = worker.wakeups, []
+
+    def record(x: int) -> None:
+        ran.append(x)
+
+    for i in range(40):  # 0.8 s of hooks every 20 ms: eight gathering windows
+        queue.put("h", record, {"x": i})
+        time.sleep(0.02)
+    assert queue.drain(5.0)
+    assert ran == list(range(40))
+    assert worker.wakeups - before <= 2  # the first hook; one more if a window went empty
+
+
 def test_failures_are_counted_per_queue_and_the_worker_goes_on() -> None:
     """A raising callback counts against its own queue only; later callbacks still run, and
     each sees the time its own hook fired."""

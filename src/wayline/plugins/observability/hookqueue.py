@@ -36,7 +36,8 @@ from wayline.relay.clock import pin, pinned_ns
 log = logging.getLogger("wayline.plugins.hooks")
 
 BATCH_DELAY_S = 0.1
-"""How long the worker gathers hooks after the first one before running them.
+"""How long the worker gathers hooks after the first one before running them (and, after a
+batch, how long it waits on its own timer for the next hooks before it goes idle).
 
 Each batch wakes the hook worker process; on the 2-vCPU VM of ``bench/``, every wakeup of
 another process costs the agent wall time, however little that process then does (P3,
@@ -89,6 +90,7 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.busy: list[Item] = []  # the batch being run
         self.idle = False  # waiting for a first hook: a put must wake it
+        self.wakeups = 0  # puts that woke an idle worker (diagnostics)
         self.urgent = 0  # drain() callers waiting: no batching delay
         self.queued = 0  # items ever accepted ...
         self.done = 0  # ... and ever run: drain() waits for done to pass its ticket
@@ -106,27 +108,39 @@ class _Worker:
                 self.thread = threading.Thread(target=self._work, name=WORKER_NAME, daemon=True)
                 self.thread.start()
             elif self.idle or len(self.items) >= BATCH_MAX:
+                self.wakeups += self.idle
                 self.cond.notify_all()
             return True
 
     def _work(self) -> None:
         items, cond = self.items, self.cond
+        lingering = False  # a batch just ran
         while True:
             with cond:
                 self.done += len(self.busy)
                 self.busy = []
+                gathered = False
+                if lingering and not items and not self.urgent:
+                    cond.notify_all()  # drain() waiters: nothing queued, nothing running
+                    # Wait one window for the next hooks without being woken: an active
+                    # agent queues some meanwhile, and gathering them on this timer spares
+                    # its thread waking this one for every batch (a thread switch, and a
+                    # handover of the interpreter lock, on the agent's time).
+                    cond.wait(BATCH_DELAY_S)
+                    gathered = bool(items)
                 while not items:
                     cond.notify_all()  # drain() waiters: nothing queued, nothing running
                     self.idle = True
                     cond.wait()
                 self.idle = False
-                if not self.urgent and len(items) < BATCH_MAX:
+                if not gathered and not self.urgent and len(items) < BATCH_MAX:
                     # Gather a batch: waking for every hook would make the agent's thread
                     # hand over the interpreter lock (a forced switch) for every hook.
                     cond.wait(BATCH_DELAY_S)
                 batch = self.busy = list(items)
                 items.clear()
                 cond.notify_all()  # producers waiting for room
+            lingering = True
             remote: list[Item] = []
             for item in batch:
                 if item[0].remote is not None and worker_process.dead is None:
