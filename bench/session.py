@@ -253,58 +253,74 @@ def run(
     ratios = sorted(p / q for p, q in zip(times["plugins"], times["plain"], strict=True))
     if split is not None:
         return [
-            {
-                "line": "P3",
-                "name": f"{turns}-turn session, agent+server on CPU {split[0]}, hook worker on "
+            _row(
+                f"{turns}-turn session, agent+server on CPU {split[0]}, hook worker on "
                 f"CPU {split[1]} (information)",
-                "wayline": round(statistics.median(times["plugins"]), 3),
-                "reference": round(statistics.median(times["plain"]), 3),
-                "reference_is": "same session, no plugins, same CPU",
-                "unit": "s",
-                "ratio": round(statistics.median(ratios), 3),
-                "goal": "",
-                "passed": None,
-                "detail": f"median of {rounds} alternating rounds' ratios (rounds "
-                f"{ratios[0]:.3f}-{ratios[-1]:.3f}x); the plugins' cost when the worker has a CPU "
-                f"of its own; hook worker process CPU-s per session {_median(worker_cpu)}",
-            }
+                times["plugins"],
+                times["plain"],
+                "same session, no plugins, same CPU",
+                statistics.median(ratios),
+                f"median of {rounds} alternating rounds' ratios (rounds {ratios[0]:.3f}-"
+                f"{ratios[-1]:.3f}x); the plugins' cost when the worker has a CPU of its own; "
+                f"hook worker process CPU-s per session {_median(worker_cpu)}",
+            )
         ]
     burns = [b / q for b, q in zip(times["burner"], times["plain"], strict=True)]
     ratio = statistics.median(ratios)
     best = min(times["plugins"]) / min(times["plain"])
     return [
-        {
-            "line": "P3",
-            "name": f"{turns}-turn session, relay+otel / no plugins",
-            "wayline": round(statistics.median(times["plugins"]), 3),
-            "reference": round(statistics.median(times["plain"]), 3),
-            "reference_is": "same session, no plugins",
-            "unit": "s",
-            "ratio": round(ratio, 3),
-            "goal": GOAL,
-            "passed": ratio <= LIMIT,
-            "detail": f"{calls} API calls per session; median of {rounds} alternating rounds' "
+        _row(
+            f"{turns}-turn session, relay+otel / no plugins",
+            times["plugins"],
+            times["plain"],
+            "same session, no plugins",
+            ratio,
+            f"{calls} API calls per session; median of {rounds} alternating rounds' "
             f"ratios (rounds {ratios[0]:.3f}-{ratios[-1]:.3f}x; best-of ratio {best:.3f}x); "
             f"model server {'in this process' if inline_server else 'in its own process'}; "
             f"CPU-s per session (medians): agent process {_median(agent_cpu['plain'])} plain, "
             f"{_median(agent_cpu['plugins'])} with plugins, hook worker process "
             f"{_median(worker_cpu)}",
-        },
-        {
-            "line": "P3",
-            "name": f"{turns}-turn session next to a CPU burner process / alone (information)",
-            "wayline": round(statistics.median(times["burner"]), 3),
-            "reference": round(statistics.median(times["plain"]), 3),
-            "reference_is": "same session, no plugins, no burner",
-            "unit": "s",
-            "ratio": round(statistics.median(burns), 3),
-            "goal": "",
-            "passed": None,
-            "detail": f"burner: another process busy {BURN[0]} s of every "
+            goal=GOAL,
+            passed=ratio <= LIMIT,
+        ),
+        _row(
+            f"{turns}-turn session next to a CPU burner process / alone (information)",
+            times["burner"],
+            times["plain"],
+            "same session, no plugins, no burner",
+            statistics.median(burns),
+            f"burner: another process busy {BURN[0]} s of every "
             f"{float(BURN[0]) + float(BURN[1]):.3f} s, {statistics.median(burned):.2f} CPU-s "
             "per session: what CPU spent outside the agent's process costs it here",
-        },
+        ),
     ]
+
+
+def _row(
+    name: str,
+    arm: list[float],
+    base: list[float],
+    reference_is: str,
+    ratio: float,
+    detail: str,
+    *,
+    goal: str = "",
+    passed: bool | None = None,
+) -> dict[str, Any]:
+    """One suite row: the arms' median seconds and their ratio."""
+    return {
+        "line": "P3",
+        "name": name,
+        "wayline": round(statistics.median(arm), 3),
+        "reference": round(statistics.median(base), 3),
+        "reference_is": reference_is,
+        "unit": "s",
+        "ratio": round(ratio, 3),
+        "goal": goal,
+        "passed": passed,
+        "detail": detail,
+    }
 
 
 def main() -> None:
