@@ -120,16 +120,17 @@ class _Worker:
                 self.done += len(self.busy)
                 self.busy = []
                 gathered = False
-                if lingering and not items and not self.urgent:
-                    cond.notify_all()  # drain() waiters: nothing queued, nothing running
-                    # Wait one window for the next hooks without being woken: an active
-                    # agent queues some meanwhile, and gathering them on this timer spares
-                    # its thread waking this one for every batch (a thread switch, and a
-                    # handover of the interpreter lock, on the agent's time).
-                    cond.wait(BATCH_DELAY_S)
-                    gathered = bool(items)
                 while not items:
                     cond.notify_all()  # drain() waiters: nothing queued, nothing running
+                    if lingering and not self.urgent:
+                        # Wait one window for the next hooks without being woken: an active
+                        # agent queues some meanwhile, and gathering them on this timer
+                        # spares its thread waking this one for every batch (a thread
+                        # switch, and a handover of the interpreter lock, on its time).
+                        lingering = False
+                        cond.wait(BATCH_DELAY_S)
+                        gathered = bool(items)
+                        continue
                     self.idle = True
                     cond.wait()
                 self.idle = False
