@@ -7,7 +7,6 @@ from wayline.contract import (
     TELEMETRY_SCHEMA_VERSION,
     VALID_HOOKS,
     ControlRejected,
-    Deferred,
     HookSpec,
     RunContext,
 )
@@ -31,7 +30,6 @@ __all__ = [
     "VALID_HOOKS",
     "ConfigError",
     "ControlRejected",
-    "Deferred",
     "HookBus",
     "HookSpec",
     "MiddlewareChains",

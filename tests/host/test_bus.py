@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from wayline.contract.hooks import TELEMETRY_SCHEMA_VERSION, VALID_HOOKS
-from wayline.host import HookBus, PluginManager
+from wayline.host import HookBus, PluginManager, QueuedObserver
 
 from .conftest import PluginWriter
 
@@ -277,79 +277,73 @@ def test_behaviour_helpers_fail_open() -> None:
     assert bus.transform_llm_output(response_text="old") == "new"
 
 
-def _deferred_request() -> Any:
-    from wayline.contract.deferred import Deferred
+def _unsanitized_request() -> Any:
+    from wayline.contract.unsanitized import Unsanitized
 
-    return Deferred({"method": "POST", "body": {"api_key": "k", "messages": []}}, 3)
+    return Unsanitized({"method": "POST", "body": {"api_key": "k", "messages": []}}, 3)
 
 
-def test_callbacks_that_accept_deferred_values_get_them_unresolved() -> None:
-    """When every callback of a hook says ``accepts_deferred``, ``defers`` is true and they
-    get the Deferred itself (resolved later, off the agent's thread)."""
-    from wayline.contract.deferred import Deferred
+class _Queued(QueuedObserver):
+    """A queued observer for the bus tests: it keeps the payload dicts it is handed."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.payloads: list[dict[str, Any]] = []
+        self.fail = fail
+
+    def enqueue(self, payload: dict[str, Any]) -> None:
+        """Keep ``payload`` (or fail, for the fail-open case)."""
+        if self.fail:
+            raise RuntimeError("enqueue failed")
+        self.payloads.append(payload)
+
+
+def test_queued_observers_get_unsanitized_values_when_they_are_the_only_callbacks() -> None:
+    """When every callback of a hook is a QueuedObserver, ``queued_only`` is true and they get
+    the Unsanitized value itself (sanitized later, on their own thread)."""
+    from wayline.contract.unsanitized import Unsanitized
 
     bus = HookBus()
-    seen: list[Any] = []
-
-    def lazy(**kw: Any) -> None:
-        seen.append(kw["request"])
-
-    lazy.accepts_deferred = True  # type: ignore[attr-defined]
-    assert not bus.defers("pre_api_request")
-    bus.register("pre_api_request", lazy, "a")
-    bus.register("pre_api_request", lazy, "b")
-    assert bus.defers("pre_api_request")
-    bus.invoke_hook("pre_api_request", request=_deferred_request())
-    assert [type(v) for v in seen] == [Deferred, Deferred] and seen[0] is seen[1]
+    first, second = _Queued(), _Queued()
+    assert not bus.queued_only("pre_api_request")
+    bus.register("pre_api_request", first, "a")
+    bus.register("pre_api_request", second, "b")
+    assert bus.queued_only("pre_api_request")
+    bus.invoke_hook("pre_api_request", request=_unsanitized_request())
+    seen = [q.payloads[0]["request"] for q in (first, second)]
+    assert [type(v) for v in seen] == [Unsanitized, Unsanitized] and seen[0] is seen[1]
 
 
-def test_a_callback_without_accepts_deferred_gets_resolved_values_and_so_do_the_others() -> None:
-    """One plain callback (a Hermes plugin, say) among lazy ones: ``defers`` turns false and
-    every callback gets the sanitized value, resolved once; ``clear`` forgets the flag."""
+def test_a_plain_callback_among_queued_ones_gets_sanitized_values_and_so_do_the_others() -> None:
+    """One plain callback (a Hermes plugin, say) among queued ones: ``queued_only`` turns false
+    and every callback gets the sanitized value, resolved once; ``clear`` forgets it."""
     from wayline.contract.sanitize import REDACTED
 
     bus = HookBus()
-    seen: list[Any] = []
-
-    def lazy(**kw: Any) -> None:
-        seen.append(kw["request"])
-
-    lazy.accepts_deferred = True  # type: ignore[attr-defined]
-    bus.register("pre_api_request", lazy, "a")
+    queued, seen = _Queued(), []
+    bus.register("pre_api_request", queued, "a")
     bus.register("pre_api_request", lambda **kw: seen.append(kw["request"]), "hermes-style")
-    assert not bus.defers("pre_api_request")
-    bus.invoke_hook("pre_api_request", request=_deferred_request())
-    assert seen[0] == seen[1] == {"method": "POST", "body": {"api_key": REDACTED, "messages": []}}
-    assert seen[0] is seen[1]
-    bus.register("pre_llm_call", lazy, "a")
+    assert not bus.queued_only("pre_api_request")
+    bus.invoke_hook("pre_api_request", request=_unsanitized_request())
+    expected = {"method": "POST", "body": {"api_key": REDACTED, "messages": []}}
+    assert queued.payloads[0]["request"] == seen[0] == expected
+    assert queued.payloads[0]["request"] is seen[0]
+    bus.register("pre_llm_call", queued, "a")
     bus.clear()
-    assert not bus.defers("pre_llm_call")
+    assert not bus.queued_only("pre_llm_call")
 
 
-def test_payload_sinks_get_the_payload_dict_and_plain_callbacks_keywords() -> None:
-    """A callback's ``payload_sink`` is called with the bus's payload dict itself (the same
-    dict for every sink of one call), instead of the callback with keyword arguments; a
-    raising sink fails open like a raising callback."""
+def test_queued_observers_get_the_payload_dict_and_plain_callbacks_keywords() -> None:
+    """A QueuedObserver's ``enqueue`` is called with the bus's payload dict itself (the same
+    dict for every queued observer of one call); a raising one fails open like a raising
+    callback, and a host that does not know the class calls it with keywords."""
     bus = HookBus()
-    sunk: list[dict[str, Any]] = []
-    seen: list[dict[str, Any]] = []
-
-    def queued(**kw: Any) -> None:
-        raise AssertionError("the bus calls the sink, not the callback")
-
-    def broken(**kw: Any) -> None:
-        raise AssertionError("the bus calls the sink, not the callback")
-
-    def boom(payload: dict[str, Any]) -> None:
-        raise RuntimeError("sink failed")
-
-    queued.payload_sink = sunk.append  # type: ignore[attr-defined]
-    broken.payload_sink = boom  # type: ignore[attr-defined]
+    queued, broken, seen = _Queued(), _Queued(fail=True), []
     bus.register("post_tool_call", queued, "a")
     bus.register("post_tool_call", broken, "b")
     bus.register("post_tool_call", lambda **kw: seen.append(kw), "c")
     bus.register("post_tool_call", queued, "d")
     assert bus.invoke_hook("post_tool_call", tool_name="t") == []
+    sunk = queued.payloads
     assert len(sunk) == 2 and sunk[0] is sunk[1]
     assert (
         sunk[0]
@@ -358,3 +352,5 @@ def test_payload_sinks_get_the_payload_dict_and_plain_callbacks_keywords() -> No
     )
     assert seen[0] is not sunk[0]
     assert bus.failures.counts == {("b", "post_tool_call", "RuntimeError"): 1}
+    queued(tool_name="hermes")  # a foreign host's call
+    assert sunk[-1] == {"tool_name": "hermes"}

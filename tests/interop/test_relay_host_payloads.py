@@ -35,7 +35,6 @@ SCHEMA = {"telemetry_schema_version": "hermes.observer.v1"}
 def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[PluginManager, Path]]:
     """wayline's plugin manager with observability/relay loaded, exporting under tmp (its
     observer in this process: the tests read and close its sessions directly)."""
-    monkeypatch.setenv("WAYLINE_HOOK_WORKER", "thread")
     for key in list(os.environ):
         if key.startswith(("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")):
             monkeypatch.delenv(key)

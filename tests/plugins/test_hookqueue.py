@@ -1,5 +1,6 @@
-"""The shared hook worker: one thread for every plugin's queue, per-queue close and failure
-counts, and drain() that waits for what was queued before it, not for an idle worker."""
+"""The shared hook thread: one thread for every plugin's queue, per-queue close and failure
+counts, drain() that waits for what was queued before it, backpressure when the queue is
+full, and payloads sanitized on the thread, once for every plugin."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ import threading
 import time
 
 from wayline.plugins.observability import hookqueue
-from wayline.plugins.observability.hookqueue import WORKER_NAME, HookQueue, event_time_ns
+from wayline.plugins.observability.hookqueue import (
+    THREAD_NAME,
+    HookQueue,
+    HookThread,
+    event_time_ns,
+)
 
 
 def test_queues_share_one_worker_thread_in_arrival_order() -> None:
@@ -23,7 +29,7 @@ def test_queues_share_one_worker_thread_in_arrival_order() -> None:
         second.put("h", record, {"tag": f"b{i}"})
     assert first.drain(5.0)
     assert [tag for tag, _ in seen] == [t for i in range(5) for t in (f"a{i}", f"b{i}")]
-    assert {name for _, name in seen} == {WORKER_NAME}
+    assert {name for _, name in seen} == {THREAD_NAME}
 
 
 def test_closing_one_queue_leaves_the_other_on_the_worker() -> None:
@@ -39,55 +45,63 @@ def test_closing_one_queue_leaves_the_other_on_the_worker() -> None:
     open_.put("h", record, {"tag": "open"})
     assert "closed" in threads  # ran inline, before put returned
     assert open_.drain(5.0)
-    assert threads == {"closed": threading.current_thread().name, "open": WORKER_NAME}
+    assert threads == {"closed": threading.current_thread().name, "open": THREAD_NAME}
 
 
-def test_drain_returns_while_other_threads_keep_queueing() -> None:
-    """drain() waits for the hooks queued before it, even when the worker never goes idle."""
-    queue = HookQueue(label="busy")
-    stop = threading.Event()
+def test_drain_is_bounded_by_its_timeout_when_an_observer_is_stuck() -> None:
+    """A stuck observer does not hang a session's end: drain() gives up after its timeout and
+    reports False; once the observer returns, drain() succeeds and later hooks run."""
+    thread = HookThread()
+    queue = HookQueue(label="stuck", thread=thread)
+    release, ran = threading.Event(), []
 
-    def pause() -> None:
-        time.sleep(0.001)
+    def record(n: int) -> None:
+        ran.append(n)
 
-    def producer() -> None:
-        # Slightly faster than the worker: its backlog only grows, it is never idle.
-        while not stop.wait(0.0007):
-            queue.put("h", pause, {})
-
-    thread = threading.Thread(target=producer)
-    thread.start()
-    try:
-        time.sleep(0.05)
-        marker: list[int] = []
-        queue.put("h", lambda: marker.append(1), {})
-        assert queue.drain(3.0)
-        assert marker == [1]
-        assert queue.pending() > 0  # the producer's later hooks were not waited for
-    finally:
-        stop.set()
-        thread.join()
-        queue.drain(10.0)
+    queue.put("h", lambda: release.wait(30.0), {})
+    queue.put("h", record, {"n": 1})
+    assert queue.drain(0.2) is False
+    assert ran == [] and queue.pending() == 1
+    release.set()
+    assert queue.drain(10.0) and ran == [1]
 
 
-def test_an_active_agent_does_not_wake_the_worker_for_each_batch() -> None:
-    """After a batch the worker waits one gathering window for the next hooks on its own
-    timer: hooks arriving steadily wake it once, not once per batch."""
-    queue = HookQueue(label="steady")
-    worker = hookqueue._worker
-    assert queue.drain(5.0)
-    time.sleep(2.5 * hookqueue.BATCH_DELAY_S)  # past the last batch's window: idle again
-    before, ran = worker.wakeups, []
+def test_a_full_queue_blocks_the_hook_until_the_thread_makes_room() -> None:
+    """With the queue at its limit a hook call waits (nothing is dropped) and returns as soon
+    as the thread has run one callback; every hook then runs, in order."""
+    thread = HookThread(limit=2)
+    queue = HookQueue(label="full", thread=thread)
+    release, ran = threading.Event(), []
 
-    def record(x: int) -> None:
-        ran.append(x)
+    def record(n: int) -> None:
+        ran.append(n)
 
-    for i in range(40):  # 0.8 s of hooks every 20 ms: eight gathering windows
-        queue.put("h", record, {"x": i})
-        time.sleep(0.02)
-    assert queue.drain(5.0)
-    assert ran == list(range(40))
-    assert worker.wakeups - before <= 2  # the first hook; one more if a window went empty
+    queue.put("h", lambda: release.wait(10.0), {})  # holds the thread
+    assert _wait_for(lambda: thread.pending(queue) == 0)  # ... which has taken it
+    queue.put("h", record, {"n": 1})
+    queue.put("h", record, {"n": 2})  # the queue is full now
+    returned = threading.Event()
+
+    def third() -> None:
+        queue.put("h", record, {"n": 3})
+        returned.set()
+
+    producer = threading.Thread(target=third)
+    producer.start()
+    assert not returned.wait(0.2), "a hook call returned although the queue was full"
+    release.set()
+    producer.join(10.0)
+    assert returned.is_set() and queue.drain(5.0)
+    assert ran == [1, 2, 3]
+
+
+def _wait_for(condition: object, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.005)
+    return False
 
 
 def test_failures_are_counted_per_queue_and_the_worker_goes_on() -> None:
@@ -111,8 +125,8 @@ def test_failures_are_counted_per_queue_and_the_worker_goes_on() -> None:
 
 
 def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
-    """Through the bus, two plugins' queued callbacks queue the hook's one payload dict
-    (their ``payload_sink``: no copy per plugin) and still run with its keywords."""
+    """Through the bus, two plugins' queued callbacks queue the hook's one payload dict (no
+    copy per plugin) and still run with its keywords."""
     from wayline.host import HookBus
 
     bus = HookBus()
@@ -127,14 +141,35 @@ def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
     bus.register("post_tool_call", second.wrap("post_tool_call", record("two")), "two")
     gate.put("h", lambda: opened.wait(5.0), {})  # holds the worker while we look
     bus.invoke_hook("post_tool_call", tool_name="t")
-    with hookqueue._worker.cond:
-        queued = [
-            i
-            for i in (*hookqueue._worker.items, *hookqueue._worker.busy)
-            if i[4] == "post_tool_call"
-        ]
+    with hookqueue.shared.cond:
+        queued = [i for i in hookqueue.shared.items if i[4] == "post_tool_call"]
     opened.set()
     assert len(queued) == 2 and queued[0][2] is queued[1][2]
     assert first.drain(5.0) and second.drain(5.0)
     expected = {"tool_name": "t", "telemetry_schema_version": "hermes.observer.v1"}
     assert seen == [("one", expected), ("two", expected)]
+
+
+def test_unsanitized_fields_are_sanitized_on_the_hook_thread_once_for_every_plugin() -> None:
+    """When every callback of a hook is queued the bus passes the raw request; the hook thread
+    sanitizes it (a secret never reaches an observer) and both plugins see one value."""
+    from wayline.contract.sanitize import sanitize
+    from wayline.contract.unsanitized import Unsanitized
+    from wayline.host import HookBus
+
+    bus = HookBus()
+    first, second = HookQueue(label="one"), HookQueue(label="two")
+    seen: list[tuple[object, str]] = []
+
+    def record(**kw: object) -> None:
+        seen.append((kw["request"], threading.current_thread().name))
+
+    bus.register("pre_api_request", first.wrap("pre_api_request", record), "one")
+    bus.register("pre_api_request", second.wrap("pre_api_request", record), "two")
+    assert bus.queued_only("pre_api_request")
+    raw = {"method": "POST", "body": {"api_key": "sk-live-0123456789abcdef", "messages": []}}
+    bus.invoke_hook("pre_api_request", request=Unsanitized(raw, 3))
+    assert first.drain(5.0) and second.drain(5.0)
+    assert len(seen) == 2 and seen[0][0] is seen[1][0]
+    assert seen[0][0] == sanitize(raw) and "sk-live" not in repr(seen[0][0])
+    assert {name for _, name in seen} == {THREAD_NAME}

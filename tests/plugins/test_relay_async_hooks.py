@@ -1,4 +1,4 @@
-"""observability/relay's hook worker: hooks only queue, events keep the hook's time, the
+"""observability/relay's hook thread: hooks only queue, events keep the hook's time, the
 session's end waits for its files, and ``*_ASYNC_HOOKS=0`` restores the calling thread."""
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> tuple[
         "WAYLINE_RELAY_ATOF_FILENAME": "events.jsonl",
         "WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY": str(out / "atif"),
         "WAYLINE_RELAY_ATIF_FILENAME_TEMPLATE": "trajectory-{session_id}.json",
-        "WAYLINE_HOOK_WORKER": "thread",  # these tests watch the worker thread
         **env,
     }
     for key, value in settings.items():
@@ -77,11 +76,11 @@ def threads() -> Iterator[_Threads]:
     relay_plugin.shutdown()
 
 
-def test_hooks_are_handled_on_the_worker_with_the_hooks_time(
+def test_hooks_are_handled_on_the_hook_thread_with_the_hooks_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads
 ) -> None:
-    """A hook returns before its events exist; they are emitted on the worker thread but
-    stamped with the time the hook fired (the worker runs them a batching delay later)."""
+    """A hook's events are emitted on the hook thread but stamped with the time the hook
+    fired."""
     home, _ = _home(tmp_path, monkeypatch)
     from wayline.host.manager import PluginManager
 
@@ -94,7 +93,6 @@ def test_hooks_are_handled_on_the_worker_with_the_hooks_time(
         "on_session_end", session_id=SID, completed=True, interrupted=False, reason=None
     )
     after = time.time_ns()
-    assert threads.seen == []  # queued, not yet handled
     assert relay_plugin.drain(5.0)
     assert relay_plugin.stats() == {"hooks_pending": 0, "hook_failures": 0}
     names = {name for name, _, _ in threads.seen}
@@ -139,6 +137,18 @@ def test_finalize_returns_with_the_trajectory_written(
     last = json.loads(lines[-1])
     assert last["name"] == f"hermes-session-{session_id}" and last["scope_category"] == "end"
     assert "wayline-hooks" in {thread for _, thread, _ in threads.seen}
+    # Every model call's start event carries the tools its request sent, the second one too
+    # (the same list object repeated across requests is not mistaken for "no tools").
+    starts = [
+        json.loads(line)
+        for line in lines
+        if '"category":"llm"' in line and '"scope_category":"start"' in line
+    ]
+    assert len(starts) == 2
+    assert all(
+        {t["function"]["name"] for t in e["data"]["content"]["tools"]} >= {"read_file"}
+        for e in starts
+    )
 
 
 def test_queue_pins_the_relay_clock_per_callback() -> None:

@@ -191,7 +191,6 @@ def test_a_plugins_toml_stream_sink_gets_what_the_file_sink_gets(
     monkeypatch.setenv("WAYLINE_HOME", str(home))
     monkeypatch.setenv("WAYLINE_RELAY_PLUGINS_TOML", str(toml))
     monkeypatch.setenv("WAYLINE_RELAY_ATIF_ENABLED", "0")
-    monkeypatch.setenv("WAYLINE_HOOK_WORKER", "process")
     script = {"model": "m", "rules": [{"match": {}, "respond": {"content": "hello"}}]}
     try:
         with ScriptedServer(script) as server:

@@ -348,25 +348,26 @@ def test_garbage_json_from_server_ends_with_clear_message(
     assert rec.of("on_session_end")[0]["reason"] == "api_error"
 
 
-def test_api_hooks_defer_sanitizing_when_every_callback_accepts_it(
+def test_api_hooks_leave_sanitizing_to_queued_observers(
     scripted_server: Any, home: Path, workdir: Path
 ) -> None:
-    """With only ``accepts_deferred`` callbacks, ``request`` and ``response`` arrive as
-    Deferred raw values (the request body is what the server received, minus transport
-    settings) whose values are the sanitized fields; with a plain callback too, everyone gets
-    the sanitized dicts."""
-    from wayline.contract.deferred import Deferred
+    """With only queued observers, ``request`` and ``response`` arrive Unsanitized (the
+    request body is what the server received, minus transport settings) and sanitize to the
+    sanitized fields; with a plain callback too, everyone gets the sanitized dicts."""
     from wayline.contract.sanitize import sanitize
+    from wayline.contract.unsanitized import Unsanitized
+    from wayline.host import QueuedObserver
     from wayline.runtime import build_runtime
 
     srv = scripted_server(PLAIN)
     runtime = build_runtime(home, base_url=srv.base_url, model="scripted-model")
     seen: list[dict[str, Any]] = []
 
-    def lazy(**kw: Any) -> None:
-        seen.append(kw)
+    class Lazy(QueuedObserver):
+        def enqueue(self, payload: dict[str, Any]) -> None:
+            seen.append(payload)
 
-    lazy.accepts_deferred = True  # type: ignore[attr-defined]
+    lazy = Lazy()
     bus = runtime.manager.hooks
     bus.register("pre_api_request", lazy, "lazy")
     bus.register("post_api_request", lazy, "lazy")
@@ -374,7 +375,7 @@ def test_api_hooks_defer_sanitizing_when_every_callback_accepts_it(
     assert agent.run_turn("hello").completed
     pre, post = seen
     request, response = pre["request"], post["response"]
-    assert type(request) is Deferred and type(response) is Deferred
+    assert type(request) is Unsanitized and type(response) is Unsanitized
     sent = srv.requests[0].body
     assert request.raw["body"]["messages"] == sent["messages"]
     assert request.raw["body"]["model"] == sent["model"]

@@ -1,6 +1,5 @@
 """What plugins may rely on: hook names and payload fields, schema versions, ids."""
 
-from wayline.contract.deferred import Deferred
 from wayline.contract.errors import ControlRejected
 from wayline.contract.hooks import (
     EMITTED_HOOKS,
@@ -27,7 +26,6 @@ __all__ = [
     "TOOL_STATUSES",
     "VALID_HOOKS",
     "ControlRejected",
-    "Deferred",
     "HookSpec",
     "RunContext",
     "TraceEntry",

@@ -1,6 +1,6 @@
 """The plugin host: discovery, the hook bus, middleware chains and the tool registry."""
 
-from wayline.host.bus import FailureLog, HookBus, Registration
+from wayline.host.bus import FailureLog, HookBus, QueuedObserver, Registration
 from wayline.host.config import ConfigError, YamlDoc, load_config, load_yaml, wayline_home
 from wayline.host.context import PluginContext
 from wayline.host.exit import ExitHook
@@ -20,6 +20,7 @@ __all__ = [
     "PluginContext",
     "PluginManager",
     "PluginManifest",
+    "QueuedObserver",
     "Registration",
     "RequestResult",
     "ToolEntry",

@@ -16,25 +16,45 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from wayline.contract.deferred import has_deferred, resolve_payload
 from wayline.contract.hooks import TELEMETRY_SCHEMA_VERSION, VALID_HOOKS
+from wayline.contract.unsanitized import has_unsanitized, resolve_payload
 
 log = logging.getLogger("wayline.hooks")
 
 HookCallback = Callable[..., Any]
 
 
+class QueuedObserver:
+    """A hook callback that hands each payload to its own thread instead of running on the
+    hook's: the bundled observability plugins' callbacks are these.
+
+    Kind: OBSERVER (fails open). :meth:`enqueue` runs on the thread that fired the hook (the
+    agent's turn thread, a tool worker, a subagent thread) and must return at once; the
+    callback's own thread reads the payload later. The bus calls :meth:`enqueue` with its
+    payload dict itself (no keyword copy per callback; the bus never changes it afterwards),
+    and when every callback of a hook is a ``QueuedObserver`` the sanitized fields may still
+    be :class:`~wayline.contract.unsanitized.Unsanitized`: the observer's thread sanitizes
+    them with :func:`~wayline.contract.unsanitized.resolve_payload` before reading them.
+    A host that does not know this class (Hermes) calls the object with keyword arguments,
+    which enqueues a dict of them.
+    """
+
+    def enqueue(self, payload: dict[str, Any]) -> None:
+        """Queue ``payload`` for the observer's thread; never raises into the caller."""
+        raise NotImplementedError
+
+    def __call__(self, **payload: Any) -> None:
+        """The plain hook-callback form: enqueue the keyword arguments."""
+        self.enqueue(payload)
+
+
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A callback and the plugin that registered it.
-
-    ``sink`` is the callback's ``payload_sink``, if it has one: a callable that takes the
-    payload dict itself (see :meth:`HookBus.invoke_hook`).
-    """
+    """A callback, the plugin that registered it, and whether it is a :class:`QueuedObserver`."""
 
     callback: HookCallback
     plugin: str
-    sink: Callable[[dict[str, Any]], Any] | None = None
+    queued: bool = False
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -105,14 +125,14 @@ class HookBus:
     least one callback are keys, which keeps that test exact.
     """
 
-    __slots__ = ("_deferred_ok", "_hooks", "failures")
+    __slots__ = ("_hooks", "_queued_only", "failures")
 
     def __init__(self) -> None:
         # Tuples, replaced on registration: dispatch iterates without a lock while
         # another thread may register (copy-on-write).
         self._hooks: dict[str, tuple[Registration, ...]] = {}
-        # Hooks whose every callback takes Deferred values (see wayline.contract.deferred).
-        self._deferred_ok: set[str] = set()
+        # Hooks whose every callback is a QueuedObserver (they sanitize on their own thread).
+        self._queued_only: set[str] = set()
         self.failures = FailureLog(log, "Hook")
 
     def register(self, name: str, callback: HookCallback, plugin: str = "<direct>") -> None:
@@ -127,23 +147,23 @@ class HookBus:
                 name,
                 ", ".join(sorted(VALID_HOOKS)),
             )
-        sink = getattr(callback, "payload_sink", None)
-        registration = Registration(callback, plugin, sink if callable(sink) else None)
+        registration = Registration(callback, plugin, isinstance(callback, QueuedObserver))
         regs = self._hooks[name] = (*self._hooks.get(name, ()), registration)
-        if all(getattr(reg.callback, "accepts_deferred", False) is True for reg in regs):
-            self._deferred_ok.add(name)
+        if all(reg.queued for reg in regs):
+            self._queued_only.add(name)
         else:
-            self._deferred_ok.discard(name)
+            self._queued_only.discard(name)
 
     def clear(self) -> None:
         """Forget every registration."""
         self._hooks.clear()  # in place: ``active`` views handed out stay valid
-        self._deferred_ok.clear()
+        self._queued_only.clear()
 
-    def defers(self, name: str) -> bool:
-        """True when every callback of ``name`` takes :class:`~wayline.contract.deferred.
-        Deferred` payload values (a call site may then skip work no callback needs now)."""
-        return name in self._deferred_ok
+    def queued_only(self, name: str) -> bool:
+        """True when every callback of ``name`` is a :class:`QueuedObserver`: a call site may
+        then pass :class:`~wayline.contract.unsanitized.Unsanitized` values, sanitized later
+        on the observers' thread instead of the caller's."""
+        return name in self._queued_only
 
     @property
     def active(self) -> Mapping[str, tuple[Registration, ...]]:
@@ -170,28 +190,11 @@ class HookBus:
         """Call every callback of ``name`` in order; return the non-None results.
 
         ``telemetry_schema_version`` is added unless the caller set it. Each callback gets
-        the payload as keyword arguments; one with a ``payload_sink`` (a queued observer,
-        which reads the payload later) has the sink called with the payload dict itself,
-        which the bus never changes after that. Deferred values are resolved first unless
-        every callback takes them (``accepts_deferred``).
+        the payload as keyword arguments; a :class:`QueuedObserver` gets the payload dict
+        itself through ``enqueue``, which the bus never changes after that. Unsanitized
+        values are sanitized first unless every callback is a :class:`QueuedObserver`.
         """
-        regs = self._hooks.get(name)
-        if not regs:
-            return []
-        payload.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
-        if name not in self._deferred_ok and has_deferred(payload):
-            resolve_payload(payload)
-        results: list[Any] = []
-        for reg in regs:
-            try:
-                sink = reg.sink
-                ret = reg.callback(**payload) if sink is None else sink(payload)
-            except Exception as exc:
-                self.failures.record(reg.plugin, name, exc)
-                continue
-            if ret is not None:
-                results.append(ret)
-        return results
+        return [ret for _, ret in self._returns(name, payload)]
 
     # -- behaviour hooks (seed 000's return-value table) ---------------------------
     # A return value is read inside a try too: a plugin's hostile object (a dict whose
@@ -203,13 +206,13 @@ class HookBus:
         if not regs:
             return []
         payload.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
-        if name not in self._deferred_ok and has_deferred(payload):
+        if name not in self._queued_only and has_unsanitized(payload):
             resolve_payload(payload)
         out: list[tuple[str, Any]] = []
         for reg in regs:
             try:
-                sink = reg.sink
-                ret = reg.callback(**payload) if sink is None else sink(payload)
+                callback: Any = reg.callback
+                ret = callback.enqueue(payload) if reg.queued else callback(**payload)
             except Exception as exc:
                 self.failures.record(reg.plugin, name, exc)
                 continue

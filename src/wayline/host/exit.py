@@ -19,6 +19,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from wayline.host.bus import QueuedObserver
+
 log = logging.getLogger("wayline.host.exit")
 
 
@@ -71,6 +73,27 @@ class ExitHook:
             if self._sentinel is None:
                 self._sentinel = _Sentinel(self)
 
+    def arming(self, callback: Callable[..., Any]) -> Callable[..., Any]:
+        """``callback`` (a hook callback) that first re-arms this exit hook.
+
+        Plugins wrap their ``on_session_start``/``on_session_end`` callbacks in it: a logging
+        reconfiguration may have dropped the sentinel, and a run's end may precede the exit.
+        One registration per hook, so ``wayline plugins list`` shows each hook once. The
+        re-arming happens on the hook's calling thread, before a queued observer queues:
+        the process may begin to exit right after the hook.
+        """
+
+        if isinstance(callback, QueuedObserver):
+            return _ArmingQueued(self, callback)
+
+        def arming(**payload: Any) -> Any:
+            self.arm()
+            return callback(**payload)
+
+        arming.__name__ = getattr(callback, "__name__", "arming")
+        arming.__qualname__ = getattr(callback, "__qualname__", "arming")
+        return arming
+
     def _disarmed(self) -> None:
         with self._lock:
             self._sentinel = None
@@ -81,3 +104,18 @@ class ExitHook:
             self._callback()
         except Exception as exc:
             log.warning("%s: shutdown at exit failed: %s", self._name, exc)
+
+
+class _ArmingQueued(QueuedObserver):
+    """A queued observer that re-arms an :class:`ExitHook` before it queues. Kind: OBSERVER."""
+
+    def __init__(self, exit_hook: ExitHook, inner: QueuedObserver) -> None:
+        self.exit_hook = exit_hook
+        self.inner = inner
+        self.__name__ = getattr(inner, "__name__", "arming")
+        self.__qualname__ = getattr(inner, "__qualname__", "arming")
+
+    def enqueue(self, payload: dict[str, Any]) -> None:
+        """Re-arm, then queue ``payload`` with the wrapped observer."""
+        self.exit_hook.arm()
+        self.inner.enqueue(payload)

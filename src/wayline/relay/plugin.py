@@ -292,9 +292,8 @@ class Activation:
         self.stream_exporters = ()
 
 
-def atof_exporter(settings: AtofSettings, *, buffered: bool = False) -> AtofExporter:
-    """An ATOF file exporter for ``settings`` (its directory is created); ``buffered``: lines
-    are written at ``force_flush()`` (see :class:`AtofExporter`)."""
+def atof_exporter(settings: AtofSettings) -> AtofExporter:
+    """An ATOF file exporter for ``settings`` (its directory is created)."""
     Path(settings.output_directory).mkdir(parents=True, exist_ok=True)
     cfg = AtofExporterConfig()
     cfg.output_directory = settings.output_directory
@@ -302,7 +301,7 @@ def atof_exporter(settings: AtofSettings, *, buffered: bool = False) -> AtofExpo
     cfg.mode = (
         AtofExporterMode.Overwrite if settings.mode == "overwrite" else AtofExporterMode.Append
     )
-    return AtofExporter(cfg, buffered=buffered)
+    return AtofExporter(cfg)
 
 
 # Lists that add up across layers (higher layer first), as in Relay 0.10.4; any other list

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from wayline.contract.deferred import Deferred
 from wayline.contract.ids import RunContext
 from wayline.contract.sanitize import SanitizeMemo, redact_text, sanitize
+from wayline.contract.unsanitized import Unsanitized
 from wayline.host.manager import PluginManager
 from wayline.runtime.provider import (
     NormalizedResponse,
@@ -86,10 +86,11 @@ def _raw_request(request: dict[str, Any]) -> dict[str, Any]:
 def _sanitized_request(
     request: dict[str, Any], memo: SanitizeMemo | None = None, *, defer: bool = False
 ) -> Any:
-    """The ``request`` field; ``defer`` (every callback takes it, and the memo may be used,
-    i.e. no request middleware rewrote messages) hands the sanitizing to whoever reads it."""
+    """The ``request`` field; ``defer`` (every callback is a queued observer, and the memo may
+    be used, i.e. no request middleware rewrote messages) leaves the sanitizing to the
+    observers' thread."""
     if defer and memo is not None:
-        return Deferred(_raw_request(request), REQUEST_MEMO_DEPTH, memo)
+        return Unsanitized(_raw_request(request), REQUEST_MEMO_DEPTH, memo)
     return sanitize(_raw_request(request), memo=memo)
 
 
@@ -106,7 +107,7 @@ def _response_payload(resp: NormalizedResponse, *, defer: bool = False) -> Any:
         },
         "usage": resp.usage,
     }
-    return Deferred(raw) if defer else sanitize(raw)
+    return Unsanitized(raw) if defer else sanitize(raw)
 
 
 def call_llm(
@@ -151,7 +152,9 @@ def call_llm(
                 max_tokens=effective.get("max_tokens"),
                 started_at=started_at,
                 middleware_trace=trace,
-                request=_sanitized_request(effective, memo, defer=hooks.defers("pre_api_request")),
+                request=_sanitized_request(
+                    effective, memo, defer=hooks.queued_only("pre_api_request")
+                ),
             )
         try:
             raw = chains.execute(
@@ -180,7 +183,7 @@ def call_llm(
                     reason=error.reason,
                     error={"type": error.error_type, "message": redact_text(str(error))[:2000]},
                     request=_sanitized_request(
-                        effective, memo, defer=hooks.defers("api_request_error")
+                        effective, memo, defer=hooks.queued_only("api_request_error")
                     ),
                 )
             if not error.retryable or retry_count >= cfg.max_retries:
@@ -204,7 +207,7 @@ def call_llm(
                 usage=response.usage,
                 assistant_content_chars=len(response.content or ""),
                 assistant_tool_call_count=len(response.tool_calls),
-                response=_response_payload(response, defer=hooks.defers("post_api_request")),
+                response=_response_payload(response, defer=hooks.queued_only("post_api_request")),
                 assistant_message=response,
             )
         return response

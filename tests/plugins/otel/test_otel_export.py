@@ -44,43 +44,31 @@ class BlockingExporter(SpanExporter):
 
 
 def test_turn_completes_while_the_exporter_is_blocked(
-    scripted_server: Any, home: Path, workdir: Path, caplog: pytest.LogCaptureFixture
+    scripted_server: Any, home: Path, workdir: Path
 ) -> None:
-    """A hung exporter: the turn still completes; overflow drops are counted and logged once."""
+    """A hung exporter: turns still complete, the hook thread is not held up, and the spans
+    are exported on the SDK's processor thread once the exporter recovers."""
     exporter = BlockingExporter()
-    settings = load_settings(
-        {"max_queue_size": 4, "max_export_batch_size": 1, "schedule_delay_ms": 10}, env={}
-    )
-    plugin = create(
-        settings,
-        span_exporter=exporter,
-        metric_reader=InMemoryMetricReader(),
-        exporter_is_local=False,
-        env={},
-    )
+    settings = load_settings({"max_export_batch_size": 1, "schedule_delay_ms": 10}, env={})
+    plugin = create(settings, span_exporter=exporter, metric_reader=InMemoryMetricReader(), env={})
     try:
-        # Park the worker inside export() before the turn starts.
+        # Park the processor's thread inside export() before the turn starts.
         plugin.pipeline.tracer.start_span("prime").end()
         assert exporter.entered.wait(10)
         srv = scripted_server(TERMINAL_THEN_PARALLEL)
         rt = build_runtime(home, base_url=srv.base_url, model="scripted-model")
         plugin.attach(rt.manager.hooks)
         agent = rt.agent(cwd=workdir)
-        with caplog.at_level(logging.WARNING, logger="wayline.plugins.otel"):
-            result = agent.run_turn("go")
-            agent.run_turn("go again")
+        result = agent.run_turn("go")
+        agent.run_turn("go again")
         assert result.text == "done"
         assert not exporter.release.is_set() and exporter.spans == [], "export still blocked"
-        assert plugin.drain(10), "the hook worker is not blocked by the exporter"
-        stats = plugin.stats()
-        # 8 spans in the first turn and 3 in the second; only 4 fit in the queue.
-        assert stats["queued"] == 4 and stats["dropped_queue_full"] == 7
-        drops = [r for r in caplog.records if "span queue full" in r.getMessage()]
-        assert len(drops) == 1
+        assert plugin.drain(10), "the hook thread is not blocked by the exporter"
         exporter.release.set()
         assert plugin.force_flush(10_000)
-        assert len(exporter.spans) == 5 and plugin.stats()["exported"] == 5
-        assert exporter.threads == {"wayline-otel-export"}, "never the agent's threads"
+        # 8 spans in the first turn and 3 in the second, and the primer.
+        assert len(exporter.spans) == 12 and plugin.stats()["exported"] == 12
+        assert threading.current_thread().name not in exporter.threads
     finally:
         exporter.release.set()
         plugin.shutdown()
@@ -103,9 +91,9 @@ def test_refused_otlp_endpoint_never_blocks_turns(
         env={},
     )
     plugin = create(settings, env={})
-    processor = plugin.pipeline.processor
-    assert processor is not None
-    exporter: Any = processor.exporter
+    counter = plugin.pipeline.counter
+    assert counter is not None
+    exporter: Any = counter.exporter
     assert type(exporter).__name__ == "OTLPSpanExporter"
     assert exporter._endpoint == f"{endpoint}/v1/traces"
     calls: list[str] = []
@@ -128,12 +116,13 @@ def test_refused_otlp_endpoint_never_blocks_turns(
         stats = plugin.stats()
         assert stats["failed_exports"] >= 3 and stats["exported"] == 0
         assert stats["dropped_export_failed"] == 8 + 3 + 3  # later turns: a plain answer
-        assert calls and set(calls) == {"wayline-otel-export"}
+        assert calls and threading.current_thread().name not in calls
         ours = [r for r in caplog.records if "spans failed (exporter" in r.getMessage()]
         assert len(ours) == 1
         otlp = [r for r in caplog.records if r.name.startswith("opentelemetry.exporter")]
         assert len({r.msg for r in otlp}) == len(otlp), "each OTLP message at most once"
-        assert stats["suppressed_exporter_log_records"] >= 2
+        if otlp:  # the SDK logged the outage: its repeats were filtered
+            assert stats["suppressed_exporter_log_records"] >= 1
     finally:
         plugin.shutdown()
 
@@ -195,35 +184,3 @@ def test_shutdown_ends_open_spans_as_incomplete(make_otel: Any) -> None:
     assert set(names) == {"agent", "llm.m", "tool.t"}
     root = names["agent"].attributes or {}
     assert root["hermes.turn.final_status"] == "incomplete"
-
-
-def test_span_json_matches_the_sdk_text() -> None:
-    """The file exporter's fast span line is byte-identical to ReadableSpan.to_json(indent=None)
-    for spans with parents, events, links, sequence attributes and an error description."""
-    from opentelemetry import trace as trace_api
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.trace import Link, Status, StatusCode
-
-    from wayline.plugins.observability.otel.export import SpanJson
-
-    captured = BlockingExporter()
-    captured.release.set()
-    provider = TracerProvider(resource=Resource.create({"service.name": "wayline", "n": 3}))
-    provider.add_span_processor(SimpleSpanProcessor(captured))
-    tracer = provider.get_tracer("t")
-    with tracer.start_as_current_span("root", attributes={"a": 'ü "q"', "l": [1, 2]}) as root:
-        root.add_event("ev", {"k": 1.5})
-        link = Link(root.get_span_context(), {"why": "x"})
-        with tracer.start_as_current_span(
-            "child", kind=trace_api.SpanKind.CLIENT, links=[link]
-        ) as child:
-            child.set_status(Status(StatusCode.ERROR, "boom"))
-    unended = tracer.start_span("open")
-    spans = [*captured.spans, unended]
-    span_json = SpanJson()
-    assert len(spans) == 3
-    for span in spans:
-        assert span_json(span) == span.to_json(indent=None)  # type: ignore[attr-defined]
-    provider.shutdown()

@@ -26,7 +26,7 @@ from wayline.host.exit import ExitHook
 from wayline.plugins.observability.otel.settings import OtelConfigError, load_settings
 
 if TYPE_CHECKING:
-    from wayline.plugins.observability.otel.plugin import OtelFront
+    from wayline.plugins.observability.otel.plugin import OtelPlugin
 
 __all__ = ["OtelConfigError", "current", "register", "shutdown"]
 
@@ -38,9 +38,9 @@ _state: dict[str, Any] = {}
 _exit_hook = ExitHook(lambda: shutdown(), name="observability/otel")
 
 
-def _install(plugin: OtelFront | None) -> None:
+def _install(plugin: OtelPlugin | None) -> None:
     with _lock:
-        previous: OtelFront | None = _state.pop("plugin", None)
+        previous: OtelPlugin | None = _state.pop("plugin", None)
         if plugin is not None:
             _state["plugin"] = plugin
     if previous is not None:
@@ -66,7 +66,6 @@ def register(ctx: Any) -> None:
         return
     try:
         from wayline.plugins.observability.otel.plugin import create
-        from wayline.plugins.observability.otel.worker import RemoteOtel
     except ImportError as exc:
         log.warning(
             "observability/otel: OpenTelemetry is not installed (%s); install "
@@ -74,31 +73,22 @@ def register(ctx: Any) -> None:
             exc,
         )
         return
-    from wayline.plugins.observability.hookproc import worker_mode
-
-    # With async hooks the observer and exporters live in the hook worker process by
-    # default (see hookproc); nothing of the pipeline is built in the agent's process then.
-    in_process = not settings.async_hooks or worker_mode() == "thread"
-    plugin = create(settings) if in_process else RemoteOtel(settings)
+    plugin = create(settings)
     _install(plugin)
-    for name, callback in plugin.hooks().items():
+    for name, callback in plugin.hooks(arming=_exit_hook.arming).items():
         ctx.register_hook(name, callback)
     _exit_hook.arm()
-    # Re-armed after a logging reconfiguration dropped it.
-    ctx.register_hook("on_session_start", _exit_hook.arm)
-    ctx.register_hook("on_session_end", _exit_hook.arm)
     log.debug("observability/otel registered (exporter=%s)", settings.exporter)
 
 
-def current() -> OtelFront | None:
-    """The registered instance, if any (tests, the CLI and benches flush or inspect it): an
-    ``OtelPlugin`` when the observer runs in this process, else a ``RemoteOtel``."""
+def current() -> OtelPlugin | None:
+    """The registered instance, if any (tests, the CLI and benches flush or inspect it)."""
     return _state.get("plugin")
 
 
 def shutdown() -> None:
     """End open spans, export what is left (bounded by ``shutdown_timeout_ms``), stop threads."""
     with _lock:
-        plugin: OtelFront | None = _state.pop("plugin", None)
+        plugin: OtelPlugin | None = _state.pop("plugin", None)
     if plugin is not None:
         plugin.shutdown()

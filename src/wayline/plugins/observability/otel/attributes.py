@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from wayline.contract.deferred import Deferred
 from wayline.contract.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
-from wayline.plugins.observability.hookqueue import resolve
 from wayline.plugins.observability.otel.settings import OtelSettings
 
 AttrValue = str | bool | int | float | list[str]
@@ -196,21 +194,6 @@ def llm_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
 _NOT_PARAMS = ("messages", "tools", "input")
 
 
-def sanitized_request(c: Cleaner, request: Any) -> Any:
-    """The ``request`` :func:`api_start_attrs` reads, resolved if the worker left it Deferred.
-
-    Without history capture only the body's parameters are read, so only they are
-    sanitized: a long session's conversation is not walked for nothing on every call.
-    """
-    if type(request) is not Deferred:
-        return request
-    raw = request.raw
-    body = raw.get("body") if type(raw) is dict else None
-    if c.history or type(body) is not dict:
-        return resolve(request)
-    return sanitize({**raw, "body": {k: v for k, v in body.items() if k not in _NOT_PARAMS}})
-
-
 def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """Start attributes of ``api.{model}``: one provider attempt."""
     attrs = session_attrs(c, kw, kw.get("session_id"))
@@ -261,7 +244,7 @@ USAGE_KEYS = (
     (
         "cache_write_tokens",
         "llm.token_count.prompt_details.cache_write",
-        "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.cache_write.input_tokens",
     ),
     (
         "reasoning_tokens",

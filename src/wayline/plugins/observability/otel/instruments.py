@@ -6,7 +6,6 @@ choice, pattern key, error type — never a session, turn, request or tool-call 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -67,7 +66,6 @@ MS_BUCKETS = (
     600000,
 )
 
-_COUNTERS = ("tool_calls", "api_errors", "retries", "sessions", "subagents", "approvals")
 
 TOKEN_COUNTERS = (
     ("input_tokens", "hermes.tokens.prompt"),
@@ -80,60 +78,14 @@ TOKEN_COUNTERS = (
 
 
 class Adder(Protocol):
-    """What the plugin calls on a counter (the SDK's, or one gathering its additions)."""
+    """What the plugin calls on a counter (the SDK's ``Counter.add``)."""
 
     def add(self, amount: int | float, attributes: Any = None) -> None:
         """Add ``amount`` to the sum of ``attributes``."""
 
 
-class _Sums:
-    """Counter additions gathered until :meth:`flush`: one SDK ``add`` per counter and
-    attribute set instead of one per event (each costs the SDK ~8 µs: it validates and
-    hashes the attributes every time)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.pending: dict[tuple[Adder, tuple[tuple[str, Any], ...]], int | float] = {}
-
-    def flush(self) -> None:
-        with self.lock:
-            pending, self.pending = self.pending, {}
-        for (counter, items), amount in pending.items():
-            counter.add(amount, dict(items))
-
-
-class _GatheredCounter:
-    """A counter whose additions wait in :class:`_Sums` (``add`` as the API's)."""
-
-    __slots__ = ("counter", "sums")
-
-    def __init__(self, counter: Adder, sums: _Sums) -> None:
-        self.counter = counter
-        self.sums = sums
-
-    def add(
-        self, amount: int | float, attributes: Mapping[str, Any] | None = None, **_: Any
-    ) -> None:
-        if amount < 0:  # the SDK warns and drops it: so it must see it
-            self.counter.add(amount, attributes)
-            return
-        try:
-            key = (self.counter, tuple(attributes.items()) if attributes else ())
-            sums = self.sums
-            with sums.lock:
-                sums.pending[key] = sums.pending.get(key, 0) + amount
-        except TypeError:  # an unhashable attribute value: the SDK judges it at once
-            self.counter.add(amount, attributes)
-
-
 class Instruments:
-    """Every instrument the plugin records, created once per plugin instance.
-
-    ``flush(gather=True)`` makes the counters gather their additions until the next
-    :meth:`flush`: the hook worker process flushes after every batch of hooks (and before
-    any export), so an exported sum lags a batch at most and starts when the batch that
-    first added to it ends, as it would have when that batch was handled.
-    """
+    """Every instrument the plugin records, created once per plugin instance."""
 
     def __init__(self, meter: Meter) -> None:
         self.tool_calls: Adder = meter.create_counter(
@@ -194,17 +146,6 @@ class Instruments:
             description="Provider request duration (GenAI semantic conventions)",
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
-        self._sums: _Sums | None = None
-
-    def flush(self, *, gather: bool = False) -> None:
-        """Add what the counters gathered to the SDK's sums; ``gather``: gather from now on."""
-        if self._sums is not None:
-            self._sums.flush()
-        elif gather:
-            self._sums = sums = _Sums()
-            for name in _COUNTERS:
-                setattr(self, name, _GatheredCounter(getattr(self, name), sums))
-            self.tokens = {key: _GatheredCounter(c, sums) for key, c in self.tokens.items()}
 
     def api_success(
         self, genai: Mapping[str, Any], usage: Mapping[str, int], duration_s: float | None

@@ -38,7 +38,6 @@ from wayline.plugins.observability.otel.attributes import (
     error_status_class,
     llm_attrs,
     model_attrs,
-    sanitized_request,
     session_attrs,
     subagent_start_attrs,
     subagent_stop_attrs,
@@ -213,7 +212,6 @@ class OtelObserver:
     def pre_api_request(self, **kw: Any) -> None:
         """Open ``api.{model}`` under the turn's llm span; retries reuse the request id."""
         self.turns.sweep()
-        kw["request"] = sanitized_request(self.c, kw.get("request"))
         attrs = api_start_attrs(self.c, kw)
         rid = str(kw.get("api_request_id") or "")
         name = f"api.{self.c.ident(kw.get('model') or 'unknown', LABEL_MAX)}"
@@ -229,8 +227,6 @@ class OtelObserver:
             state.last_api = span
             state.open[("api", rid)] = span
             state.api_attempts += 1
-
-    pre_api_request.accepts_deferred = True  # type: ignore[attr-defined]
 
     def _pop_api(self, kw: Mapping[str, Any]) -> tuple[TurnState | None, Span | None]:
         rid = str(kw.get("api_request_id") or "")

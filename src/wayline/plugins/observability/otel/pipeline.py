@@ -7,9 +7,11 @@ pipeline untouched, and the plugin's spans go only where the plugin's settings s
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -19,19 +21,22 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import Tracer
 
 from wayline.plugins.observability.otel.export import (
     OTLP_LOGGERS,
-    BoundedSpanProcessor,
+    CountingSpanExporter,
     JsonLinesMetricExporter,
     JsonLinesSpanExporter,
     OnceFilter,
 )
-from wayline.plugins.observability.otel.lightspan import LightTracer
-from wayline.plugins.observability.otel.settings import OtelSettings, sampler_from_env
+from wayline.plugins.observability.otel.settings import (
+    OtelConfigError,
+    OtelSettings,
+    sampler_from_env,
+)
 
 log = logging.getLogger("wayline.plugins.otel")
 SCOPE = "wayline.plugins.observability.otel"
@@ -60,15 +65,28 @@ def _sampler(settings: OtelSettings) -> Sampler | None:
     return ParentBased(TraceIdRatioBased(settings.sample_rate))
 
 
+def _otlp_module(settings: OtelSettings, signal: str) -> Any:
+    """The SDK's OTLP exporter module for ``signal`` over the configured protocol."""
+    transport = "grpc" if settings.protocol == "grpc" else "http"
+    name = f"opentelemetry.exporter.otlp.proto.{transport}.{signal}_exporter"
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        extra = "otel-grpc" if transport == "grpc" else "otel"
+        raise OtelConfigError(
+            f"plugins.entries.observability/otel.protocol: {settings.protocol} needs "
+            f"pip install 'wayline[{extra}]' ({exc})"
+        ) from None
+
+
 def _span_exporter(settings: OtelSettings) -> SpanExporter | None:
     if settings.exporter == "otlp":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        return OTLPSpanExporter(
+        exporter: SpanExporter = _otlp_module(settings, "trace").OTLPSpanExporter(
             endpoint=settings.traces_endpoint(),
             headers=settings.headers or None,
             timeout=settings.export_timeout_ms / 1000.0,
         )
+        return exporter
     if settings.exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
@@ -83,9 +101,7 @@ def _span_exporter(settings: OtelSettings) -> SpanExporter | None:
 def _metric_reader(settings: OtelSettings) -> MetricReader | None:
     exporter: Any
     if settings.exporter == "otlp":
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-        exporter = OTLPMetricExporter(
+        exporter = _otlp_module(settings, "metric").OTLPMetricExporter(
             endpoint=settings.metrics_endpoint(),
             headers=settings.headers or None,
             timeout=settings.export_timeout_ms / 1000.0,
@@ -106,85 +122,77 @@ def _metric_reader(settings: OtelSettings) -> MetricReader | None:
     )
 
 
+def _bounded(name: str, work: Callable[[], object], timeout_ms: int) -> bool:
+    """Run ``work`` on a daemon thread and wait at most ``timeout_ms`` for it.
+
+    The SDK's flush and shutdown export on the caller's thread and wait out an exporter's
+    retries; at exit a collector that is down must not hold the process for that long.
+    """
+
+    def run() -> None:
+        try:
+            work()
+        except Exception as exc:
+            log.debug("observability/otel: %s failed: %r", name, exc)
+
+    thread = threading.Thread(target=run, name=f"wayline-otel-{name}", daemon=True)
+    thread.start()
+    thread.join(max(timeout_ms, 0) / 1000.0)
+    return not thread.is_alive()
+
+
 @dataclass
 class Pipeline:
-    """Tracer and meter plus what delivers their data; flushes never block on a bad exporter."""
+    """The SDK's providers, the tracer the observer starts spans with, and bounded flushes."""
 
     tracer_provider: TracerProvider
-    tracer: LightTracer
+    tracer: Tracer
     meter: Meter
-    processor: BoundedSpanProcessor | None
+    processor: BatchSpanProcessor | None
+    counter: CountingSpanExporter | None
     meter_provider: MeterProvider | None
     log_filter: OnceFilter | None = None
-    _metric_flush: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = False
 
-    def flush_spans(self, timeout_ms: int, *, only_if_healthy: bool) -> bool:
-        """Export queued spans; with ``only_if_healthy`` never waits on a failing exporter."""
-        if self.processor is None:
-            return True
-        if only_if_healthy:
-            return self.processor.flush_if_healthy(timeout_ms)
-        return self.processor.force_flush(timeout_ms)
+    def healthy(self) -> bool:
+        """False once an export has failed (a flush would wait on a failing exporter)."""
+        return self.counter is None or self.counter.failed_exports == 0
 
-    def flush_metrics_async(self, timeout_ms: int) -> threading.Thread | None:
-        """Collect and export metrics on a helper thread (the SDK exports on the caller's)."""
-        if self.meter_provider is None:
-            return None
-        provider = self.meter_provider
-        with self._lock:
-            if self._closed or (self._metric_flush is not None and self._metric_flush.is_alive()):
-                return self._metric_flush
-
-            def run() -> None:
-                try:
-                    provider.force_flush(timeout_millis=timeout_ms)
-                except Exception as exc:
-                    log.debug("observability/otel: metric flush failed: %r", exc)
-
-            thread = threading.Thread(target=run, name="wayline-otel-metrics", daemon=True)
-            self._metric_flush = thread
-        thread.start()
-        return thread
+    def flush_spans(self, timeout_ms: int, *, only_if_healthy: bool = False) -> bool:
+        """Export the ended spans (bounded); with ``only_if_healthy`` not while exports fail."""
+        processor = self.processor
+        if processor is None or (only_if_healthy and not self.healthy()):
+            return processor is None
+        return _bounded("flush", processor.force_flush, timeout_ms)
 
     def force_flush(self, timeout_ms: int = 5000) -> bool:
         """Flush spans and metrics, waiting at most about ``timeout_ms`` for each."""
-        spans = self.flush_spans(timeout_ms, only_if_healthy=False)
-        thread = self.flush_metrics_async(timeout_ms)
-        if thread is not None:
-            thread.join(timeout_ms / 1000.0)
-            if thread.is_alive():
-                return False
-        return spans
+        spans = self.flush_spans(timeout_ms)
+        provider = self.meter_provider
+        if provider is None:
+            return spans
+        return _bounded("metrics", lambda: provider.force_flush(timeout_ms), timeout_ms) and spans
 
     def shutdown(self, timeout_ms: int) -> None:
-        """Export what is left (bounded) and stop every worker thread."""
+        """Export what is left (bounded) and stop the SDK's threads."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-        if self.processor is not None:
-            self.processor.shutdown(timeout_ms)
+        _bounded("shutdown", self.tracer_provider.shutdown, timeout_ms)
         if self.meter_provider is not None:
             provider = self.meter_provider
-
-            def stop() -> None:
-                try:
-                    provider.shutdown(timeout_millis=timeout_ms)
-                except Exception as exc:
-                    log.debug("observability/otel: meter provider shutdown failed: %r", exc)
-
-            thread = threading.Thread(target=stop, name="wayline-otel-metrics-stop", daemon=True)
-            thread.start()
-            thread.join(timeout_ms / 1000.0)
+            _bounded(
+                "metrics-stop", lambda: provider.shutdown(timeout_millis=timeout_ms), timeout_ms
+            )
         if self.log_filter is not None:
             for name in OTLP_LOGGERS:
                 logging.getLogger(name).removeFilter(self.log_filter)
 
     def stats(self) -> dict[str, int]:
-        """The span processor's counters (empty when nothing is exported)."""
-        stats = self.processor.stats() if self.processor is not None else {}
+        """Export counters (empty when nothing is exported)."""
+        stats = self.counter.stats() if self.counter is not None else {}
         if self.log_filter is not None:
             stats["suppressed_exporter_log_records"] = self.log_filter.suppressed
         return stats
@@ -195,7 +203,6 @@ def build_pipeline(
     *,
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
-    exporter_is_local: bool = True,
 ) -> Pipeline:
     """Providers for ``settings``; an explicit exporter or reader replaces the configured one."""
     resource = _resource(settings)
@@ -204,22 +211,21 @@ def build_pipeline(
     tracer_provider = TracerProvider(
         resource=resource, sampler=_sampler(settings), shutdown_on_exit=False
     )
-    local = settings.exporter in ("file", "console")
     if span_exporter is None:
         span_exporter = _span_exporter(settings)
-    else:
-        local = exporter_is_local
-    processor: BoundedSpanProcessor | None = None
+    processor: BatchSpanProcessor | None = None
+    counter: CountingSpanExporter | None = None
     if span_exporter is not None:
-        processor = BoundedSpanProcessor(
-            span_exporter,
+        counter = CountingSpanExporter(span_exporter)
+        processor = BatchSpanProcessor(
+            counter,
             max_queue_size=settings.max_queue_size,
-            max_export_batch_size=settings.max_export_batch_size,
-            schedule_delay_ms=settings.schedule_delay_ms,
-            local=local,
+            max_export_batch_size=min(settings.max_export_batch_size, settings.max_queue_size),
+            schedule_delay_millis=settings.schedule_delay_ms,
+            export_timeout_millis=settings.export_timeout_ms,
         )
         tracer_provider.add_span_processor(processor)
-    tracer = LightTracer(tracer_provider, processor, InstrumentationScope(SCOPE, _version()))
+    tracer = tracer_provider.get_tracer(SCOPE, _version())
     meter_provider: MeterProvider | None = None
     if settings.metrics:
         reader = metric_reader if metric_reader is not None else _metric_reader(settings)
@@ -233,4 +239,4 @@ def build_pipeline(
         log_filter = OnceFilter()
         for name in OTLP_LOGGERS:
             logging.getLogger(name).addFilter(log_filter)
-    return Pipeline(tracer_provider, tracer, meter, processor, meter_provider, log_filter)
+    return Pipeline(tracer_provider, tracer, meter, processor, counter, meter_provider, log_filter)

@@ -19,6 +19,7 @@ from typing import Any
 
 SECTION = "plugins.entries.observability/otel"
 EXPORTERS = ("otlp", "console", "file", "none")
+PROTOCOLS = ("http/protobuf", "grpc")
 
 
 class OtelConfigError(ValueError):
@@ -34,6 +35,7 @@ class OtelSettings:
     file: Path | None = None
     metrics_file: Path | None = None
     endpoint: str | None = None
+    protocol: str = "http/protobuf"
     headers: dict[str, str] = field(default_factory=dict)
     service_name: str = "wayline"
     project_name: str | None = None
@@ -58,11 +60,16 @@ class OtelSettings:
 
     def traces_endpoint(self) -> str | None:
         """The OTLP traces URL, or None to let the SDK read ``OTEL_EXPORTER_OTLP_*``."""
-        return _signal_url(self.endpoint, "traces")
+        return self._endpoint_for("traces")
 
     def metrics_endpoint(self) -> str | None:
         """The OTLP metrics URL, or None to let the SDK read ``OTEL_EXPORTER_OTLP_*``."""
-        return _signal_url(self.endpoint, "metrics")
+        return self._endpoint_for("metrics")
+
+    def _endpoint_for(self, signal: str) -> str | None:
+        if self.protocol == "grpc":  # one endpoint for every signal, no path
+            return self.endpoint or None
+        return _signal_url(self.endpoint, signal)
 
 
 def _signal_url(endpoint: str | None, signal: str) -> str | None:
@@ -215,6 +222,16 @@ def _apply_env(s: OtelSettings, env: Mapping[str, str], *, explicit_exporter: bo
         )
         raise OtelConfigError(f"{source}: must be one of {', '.join(EXPORTERS)} (got {exporter!r})")
     changes["exporter"] = exporter
+    protocol = s.protocol
+    for name in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        if env.get(name):
+            protocol, source = env[name].strip().lower(), name
+            break
+    else:
+        source = _where("protocol")
+    if protocol not in PROTOCOLS:
+        raise OtelConfigError(f"{source}: must be one of {', '.join(PROTOCOLS)} (got {protocol!r})")
+    changes["protocol"] = protocol
     file = Path(env["WAYLINE_OTEL_FILE"]).expanduser() if env.get("WAYLINE_OTEL_FILE") else s.file
     if file is None:
         file = _home(env) / "otel" / "spans.jsonl"

@@ -4,7 +4,7 @@ Nothing here asks OpenTelemetry for a "current span": a pre hook stores its span
 ids its post hook will carry (``turn_id``, ``api_request_id``, ``tool_call_id``, the child's
 session id), so hooks may run on any thread — parallel tool workers, subagent threads,
 approval executors — and still find their span and parent. One re-entrant lock guards the
-maps; spans are started with an explicit parent (:class:`LightTracer`).
+maps; spans are started by the SDK's tracer with an explicit parent context.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from wayline.plugins.observability.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.attributes import Attrs
-from wayline.plugins.observability.otel.lightspan import LightTracer
 
 Key = tuple[str, str]
 
@@ -110,7 +111,7 @@ class Tracker:
     """The maps of open spans, plus span creation with explicit parents and the TTL sweep."""
 
     def __init__(
-        self, tracer: LightTracer, ttl_ms: int, clock: Callable[[], float] = time.monotonic
+        self, tracer: Tracer, ttl_ms: int, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.tracer = tracer
         self.ttl = ttl_ms / 1000.0
@@ -136,11 +137,13 @@ class Tracker:
         links: list[Link] | None = None,
     ) -> Span:
         """A span under ``parent`` (or a new trace: never the thread's ambient context)."""
+        # An empty context, not None: None would mean the thread's ambient context.
+        context = trace.set_span_in_context(parent) if parent is not None else Context()
         return self.tracer.start_span(
             name,
-            parent,
-            attrs,
+            context,
             kind=kind,
+            attributes=attrs,
             links=links,
             start_time=start_time if start_time is not None else event_time_ns(),
         )

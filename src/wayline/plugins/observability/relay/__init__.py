@@ -26,18 +26,15 @@ import contextlib
 import logging
 import sys
 import threading
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from wayline.host.exit import ExitHook
-from wayline.plugins.observability.hookproc import remote, worker_mode
-from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
+from wayline.plugins.observability.relay.handlers import RelayHandlers
 from wayline.plugins.observability.relay.managed import ManagedExecution
 from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
-from wayline.plugins.observability.relay.worker import UNREAD, RelayHandlers
-from wayline.relay.atof_stream import check_headers
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -45,14 +42,14 @@ _state_lock = threading.Lock()
 _state: dict[str, Any] = {}
 
 WAIT_S = 30.0
-"""Longest wait of a session's end, and of shutdown, for the worker (a huge final ATIF)."""
+"""Longest wait of a session's end, and of shutdown, for the hook thread (a huge final ATIF)."""
 
 
 _CHILDREN_KEPT = 4096
 
 
 class _EndWaits:
-    """Which session ends wait for the worker: those whose files a caller may read at once.
+    """Which session ends wait for the hook thread: those whose files a caller may read at once.
 
     A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its ATOF
     lines and ATIF file are written. A delegated child (known from ``subagent_start``, seen
@@ -67,32 +64,40 @@ class _EndWaits:
         self._children: dict[str, None] = {}
 
     def waits(self, payload: dict[str, Any]) -> bool:
-        """Whether this session end waits for the worker (a child's, once, unless exported)."""
+        """Whether this session end waits for the hook thread (a child's, once, unless exported)."""
         session = str(payload.get("session_id") or payload.get("old_session_id"))
         if session not in self._children:
             return True
         self._children.pop(session, None)
         return self._exported
 
-    def wrap(self, queue: HookQueue, hook: str, callback: Any) -> Any:
+    def wrap(self, queue: HookQueue, hook: str, callback: Any) -> QueuedHook:
         """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so."""
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
-        queued = queue.wrap(hook, callback)
-        if hook != "subagent_start":
-            return queued
-        children = self._children
+        if hook == "subagent_start":
+            return _SubagentStart(queue, callback, self._children)
+        return queue.wrap(hook, callback)
 
-        def subagent_start(**payload: Any) -> None:
-            child = payload.get("child_session_id")
-            if child:
-                children[str(child)] = None
-                if len(children) > _CHILDREN_KEPT:
-                    with contextlib.suppress(StopIteration, KeyError, RuntimeError):
-                        del children[next(iter(children))]
-            queued(**payload)
 
-        return subagent_start
+class _SubagentStart(QueuedHook):
+    """Notes the child's session id on the calling thread (see :class:`_EndWaits`), then
+    queues the hook like any other. Kind: OBSERVER."""
+
+    def __init__(self, queue: HookQueue, callback: Any, children: dict[str, None]) -> None:
+        super().__init__(queue, "subagent_start", callback, None, None)
+        self.children = children
+
+    def enqueue(self, payload: dict[str, Any]) -> None:
+        """Remember the child (bounded), then queue the payload."""
+        child = payload.get("child_session_id")
+        if child:
+            children = self.children
+            children[str(child)] = None
+            if len(children) > _CHILDREN_KEPT:
+                with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                    del children[next(iter(children))]
+        super().enqueue(payload)
 
 
 def _host_agent(ctx: Any) -> tuple[str, str]:
@@ -186,8 +191,7 @@ def _shutdown() -> None:
     with _state_lock:
         handlers: RelayHandlers | None = _state.pop("handlers", None)
         queue: HookQueue | None = _state.pop("queue", None)
-    # Queued hooks first (later ones run inline), so the files end as the host left them;
-    # a queue whose callbacks run in the hook worker process closes its handlers there.
+    # Queued hooks first (later ones run inline), so the files end as the host left them.
     if queue is not None and not queue.close(WAIT_S):
         log.warning("observability/relay: hooks still queued after %.0f s at exit", WAIT_S)
     if handlers is not None:
@@ -197,51 +201,38 @@ def _shutdown() -> None:
 def register(ctx: Any) -> None:
     """Plugin entry point: start the ATOF exporter, subscribe the hooks (and middleware).
 
-    Where the observer runs: in the hook worker process (async hooks, the default; see
-    ``hookproc``), on the hook worker thread (``WAYLINE_HOOK_WORKER=thread``), or on the
-    calling thread (``*_ASYNC_HOOKS=0``, and always in managed mode).
+    Where the observer runs: on the shared hook thread (async hooks, the default; see
+    ``hookqueue``), or on the calling thread (``*_ASYNC_HOOKS=0``, and always in managed
+    mode, whose middleware runs the real calls inside relay's spans).
     """
     agent_name, agent_version = _host_agent(ctx)
     settings: RelaySettings = load_settings(agent_name=agent_name, agent_version=agent_version)
     _shutdown()  # a re-registration (force reload) replaces the previous instance
     managed = settings.adaptive_mode is not None
-    queued = settings.async_hooks and not managed
-    handlers: RelayHandlers | None = None
-    queue: HookQueue | None = None
-    if queued and worker_mode() == "process":
-        if settings.atof is not None:  # a bad directory fails the plugin's load, here
-            Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
-        for sink in settings.streams:  # so does an unset header_env variable
-            check_headers(sink.headers, sink.header_env)
-        spec = remote("wayline.plugins.observability.relay.worker:build", settings, UNREAD)
-        queue = HookQueue(label="observability/relay", remote=spec)
-    else:
-        handlers = RelayHandlers(settings, managed=managed)
-        if queued:
-            queue = HookQueue(label="observability/relay")
+    handlers = RelayHandlers(settings, managed=managed)
+    queue = HookQueue(label="observability/relay") if settings.async_hooks and not managed else None
     with _state_lock:
         _state["handlers"] = handlers
         _state["queue"] = queue
     ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
     for hook in HOOKS:
-        callback = handlers.callbacks[hook] if handlers is not None else None
+        callback = handlers.callbacks[hook]
         if queue is not None:
             callback = ends.wrap(queue, hook, callback)
+        if hook in ("on_session_start", "on_session_end"):
+            callback = _exit_hook.arming(callback)
         ctx.register_hook(hook, callback)
-    if managed and handlers is not None:
+    if managed:
         execution = ManagedExecution(handlers.observer, str(settings.adaptive_mode))
         ctx.register_middleware("llm_execution", _SdkShaped(execution.llm_execution))
         ctx.register_middleware("tool_execution", _OncePerCall(execution.tool_execution))
     _exit_hook.arm()
-    # Re-armed after a logging reconfiguration dropped it; a run's end may precede the exit.
-    ctx.register_hook("on_session_start", _exit_hook.arm)
-    ctx.register_hook("on_session_end", _exit_hook.arm)
     log.debug(
-        "observability/relay registered (atof=%s, atif=%s, managed=%s, worker=%s)",
+        "observability/relay registered (atof=%s, atif=%s, managed=%s, hook thread=%s)",
         settings.atof,
         settings.atif,
         managed,
-        "process" if queue is not None and queue.remote is not None else "thread/inline",
+        queue is not None,
     )
 
 
@@ -252,16 +243,16 @@ def drain(timeout_s: float = WAIT_S) -> bool:
 
 
 def stats() -> dict[str, int]:
-    """``hooks_pending`` (queued or running) and ``hook_failures`` of the hook worker."""
+    """``hooks_pending`` (still queued) and ``hook_failures`` of the hook thread."""
     queue: HookQueue | None = _state.get("queue")
     if queue is None:
         return {"hooks_pending": 0, "hook_failures": 0}
-    return {"hooks_pending": queue.pending(), "hook_failures": queue.failure_count()}
+    return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
 
 
 def current_observer() -> RelayObserver | None:
     """The active observer of this process, once every queued hook has reached it (tests use
-    it to close sessions explicitly); None when it runs in the hook worker process."""
+    it to close sessions explicitly)."""
     drain()
     handlers: RelayHandlers | None = _state.get("handlers")
     return None if handlers is None else handlers.observer

@@ -32,7 +32,7 @@ from typing import Any
 from wayline import relay
 from wayline.contract.sanitize import SanitizeMemo, sanitize
 from wayline.plugins.observability.relay.redacting import redacting
-from wayline.plugins.observability.relay.request import request_body, sanitized_request
+from wayline.plugins.observability.relay.request import request_body
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
@@ -366,7 +366,6 @@ class RelayObserver:
         """Start an llm span keyed by (session, api_request_id)."""
         if self.managed:
             return
-        kw["request"] = sanitized_request(kw)
         sess = self.session(kw["session_id"], kw)
         self._remember_turn(kw)
         key = self._llm_key(kw)
@@ -390,8 +389,6 @@ class RelayObserver:
         )
         with self._lock:
             self._llm[key] = span
-
-    pre_api_request.accepts_deferred = True  # type: ignore[attr-defined]
 
     def post_api_request(self, **kw: Any) -> None:
         """End the llm span with the (sanitized) response."""

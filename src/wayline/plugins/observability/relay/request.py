@@ -3,9 +3,7 @@
 The host's sanitized ``request`` keeps a long conversation's first messages and cuts the
 rest (or becomes a ``{"_truncated": True, ...}`` preview); the event needs the latest ones
 (the ATIF user step's message is the last). :func:`request_body` rebuilds the body with
-the raw trailing messages then. In the hook worker the ``request`` may still be
-:class:`~wayline.contract.deferred.Deferred`: :func:`sanitized_request` then leaves out
-the messages that would be replaced anyway.
+the raw trailing messages then.
 
 OBSERVER helpers: nothing here raises for odd payloads.
 """
@@ -14,16 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from wayline.contract.deferred import Deferred
 from wayline.contract.sanitize import (
-    DEFAULT_MAX_SEQUENCE,
     TRUNCATED_ITEMS_KEY,
     SanitizeMemo,
     sanitize,
 )
-from wayline.plugins.observability.hookqueue import resolve
 
-__all__ = ["request_body", "sanitized_request"]
+__all__ = ["request_body"]
 
 # Trailing raw messages kept when the host's sanitized request lost its tail.
 _TAIL_MESSAGES = 20
@@ -74,32 +69,3 @@ def request_body(kw: dict[str, Any], memo: SanitizeMemo | None = None) -> Any:
     rebuilt.setdefault("model", kw.get("model"))
     rebuilt["messages"] = ([{TRUNCATED_ITEMS_KEY: omitted}] if omitted else []) + kept
     return rebuilt
-
-
-def sanitized_request(kw: dict[str, Any]) -> Any:
-    """The payload's sanitized ``request``, resolved if the hook worker left it Deferred.
-
-    A conversation of more than ``DEFAULT_MAX_SEQUENCE`` messages always comes out of the
-    sanitizer cut (a cut marker, or a preview), so :func:`request_body` replaces those
-    messages with the raw ``request_messages`` tail: they are then not sanitized at all
-    (a long session's every call would walk its whole history for nothing). The rest of
-    the request is, with an empty list standing in for the messages so that the body's
-    keys keep their order. (Whether the tools and parameters fit is then decided without
-    the conversation, which a whole-request walk would have cut them for.)
-    """
-    request = kw.get("request")
-    if type(request) is not Deferred:
-        return request
-    raw = request.raw
-    body = raw.get("body") if type(raw) is dict else None
-    tail = kw.get("request_messages")
-    if (
-        type(body) is dict
-        and type(body.get("messages")) is list
-        and len(body["messages"]) > DEFAULT_MAX_SEQUENCE
-        and isinstance(tail, list)
-        and tail
-        and not request.resolved
-    ):
-        request = Deferred({**raw, "body": {**body, "messages": []}}, request.memo_depth)
-    return resolve(request)
