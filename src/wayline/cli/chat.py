@@ -64,28 +64,31 @@ def chat(
     workdir: Path | None,
 ) -> None:
     """Talk to an agent; every step emits hooks to the enabled plugins."""
-    from wayline.runtime import build_runtime
+    from wayline.api.build import AgentSpec, build_agent, split_toolsets
 
     del accept_hooks
     signal.signal(signal.SIGTERM, _sigterm)
+    pre, post = _console_observer(quiet)
+    spec = AgentSpec(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        settings={
+            "provider": provider,
+            "max_turns": max_turns,
+            "yolo": yolo,
+            "stream": stream,
+            "max_retries": max_retries,
+        },
+        toolsets=split_toolsets(toolsets) or None,
+        hooks=(("pre_tool_call", pre), ("post_tool_call", post)),
+        owner="<cli>",
+        platform="cli",
+        cwd=workdir or Path.cwd(),
+        resume=resume_id,
+    )
     try:
-        runtime = build_runtime(
-            provider=provider,
-            base_url=base_url,
-            api_key=api_key,
-            model=model,
-            toolsets=toolsets,
-            max_turns=max_turns,
-            yolo=yolo,
-            stream=stream,
-            max_retries=max_retries,
-        )
-        pre, post = _console_observer(quiet)
-        runtime.manager.hooks.register("pre_tool_call", pre, "<cli>")
-        runtime.manager.hooks.register("post_tool_call", post, "<cli>")
-        agent = runtime.agent(cwd=workdir or Path.cwd())
-        if resume_id:
-            agent.resume(resume_id)
+        _, agent = build_agent(spec)
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

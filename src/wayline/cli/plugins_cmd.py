@@ -49,12 +49,21 @@ def list_cmd(as_json: bool) -> None:
         table.add_row(
             row["key"],
             row["source"],
-            "yes" if row["loaded"] else ("failed" if row["enabled"] else "no"),
+            _state(row),
             ", ".join(row["hooks"]) or "-",
             ", ".join(row["middleware"]) or "-",
             row["error"] or "",
         )
     Console(width=160).print(table)
+
+
+def _state(row: dict[str, object]) -> str:
+    """The ``enabled`` column: yes, no, failed (did not load) or missing (not found)."""
+    if row["loaded"]:
+        return "yes"
+    if not row["enabled"]:
+        return "no"
+    return "missing" if row["source"] == "config" else "failed"
 
 
 def _switch(name: str, *, enable: bool) -> None:

@@ -19,7 +19,12 @@ from typing import Any
 from wayline.host.bus import HookBus
 from wayline.host.config import YamlDoc, load_config, wayline_home
 from wayline.host.context import PluginContext
-from wayline.host.manifest import BUNDLED_DIR, ENTRY_POINT_GROUP, PluginManifest, discover
+from wayline.host.manifest import (
+    BUNDLED_DIR,
+    ENTRY_POINT_GROUP,
+    PluginManifest,
+    discover,
+)
 from wayline.host.middleware import MiddlewareChains
 from wayline.host.tools import ToolEntry, ToolRegistry
 
@@ -56,6 +61,11 @@ class LoadedPlugin:
         }
 
 
+def _unique(names: list[str]) -> list[str]:
+    """``names`` without repeats, in first-seen order (a plugin may register a hook twice)."""
+    return list(dict.fromkeys(names))
+
+
 def _where(exc: BaseException, plugin_dir: str) -> str | None:
     """``file:line`` inside the plugin's directory where ``exc`` was raised (innermost)."""
     if isinstance(exc, SyntaxError) and exc.filename:
@@ -85,6 +95,8 @@ class PluginManager:
         self.middleware = MiddlewareChains()
         self.tools = ToolRegistry()
         self.plugins: dict[str, LoadedPlugin] = {}
+        self.missing: list[str] = []
+        """Enabled names (config or caller) that matched no discovered plugin, sorted."""
         self._discovered = False
 
     # -- convenience passthroughs (the Hermes manager's names) ----------------------
@@ -120,10 +132,12 @@ class PluginManager:
             self.middleware.clear()
             self.tools.drop_plugin_tools()
             self.plugins.clear()
+            self.missing = []
         self._discovered = True
         enabled, disabled = self._lists()
         enabled |= set(extra_enabled)
-        for manifest in discover(self.home):
+        manifests = discover(self.home)
+        for manifest in manifests:
             plugin = LoadedPlugin(manifest)
             self.plugins[manifest.key] = plugin
             names = {manifest.key, manifest.name}
@@ -142,6 +156,52 @@ class PluginManager:
                 continue
             plugin.enabled = True
             self._load(plugin)
+        self._report_missing(enabled - disabled, manifests, set(extra_enabled))
+
+    def _report_missing(
+        self, wanted: set[str], manifests: list[PluginManifest], from_caller: set[str]
+    ) -> None:
+        """Warn about every enabled name that matched no plugin, and give it a row.
+
+        Called on every discovery, so each run that reads the config says it again: a typo in
+        ``plugins.enabled`` must not silently turn an exporter off.
+        """
+        known = {n for m in manifests for n in (m.key, m.name)}
+        self.missing = sorted(wanted - known)
+        for name in self.missing:
+            where = (
+                "requested by the caller"
+                if name in from_caller
+                else "enabled in config.yaml (plugins.enabled)"
+            )
+            error = f"{where} but not found{_suggest(name, manifests)}"
+            log.warning("plugin %r: %s", name, error)
+            manifest = PluginManifest(key=name, name=name, source="config", path="", error=error)
+            self.plugins.setdefault(name, LoadedPlugin(manifest, enabled=True, error=error))
+
+    def add_plugin(self, plugin_object: Any, key: str | None = None) -> LoadedPlugin:
+        """Load an in-process plugin: a module or object with ``register(ctx)``.
+
+        Unlike a discovered plugin (third-party code found on disk, which fails open), this
+        one was handed over by the caller's own code, so a mistake raises: ``TypeError`` when
+        there is no ``register``, ``ValueError`` when the key is taken, and whatever
+        ``register(ctx)`` raised. Nothing is registered unless ``register`` returns.
+        """
+        register = getattr(plugin_object, "register", None)
+        if not callable(register):
+            raise TypeError(f"plugin {plugin_object!r} has no register(ctx) function")
+        name = key or _object_key(plugin_object)
+        if name in self.plugins and self.plugins[name].loaded:
+            raise ValueError(f"a plugin with key {name!r} is already loaded; pass another key")
+        where = getattr(plugin_object, "__file__", None) or type(plugin_object).__module__
+        manifest = PluginManifest(key=name, name=name, source="python", path=str(where))
+        plugin = LoadedPlugin(manifest, enabled=True)
+        ctx = PluginContext(manifest, self.entry_config(name))
+        register(ctx)
+        self.apply(ctx, plugin)
+        plugin.loaded = True
+        self.plugins[name] = plugin
+        return plugin
 
     def _import(self, manifest: PluginManifest) -> Any:
         if manifest.source == "entrypoint":
@@ -234,8 +294,8 @@ class PluginManager:
             self.middleware.register(kind, callback, key)
         if plugin is not None:
             plugin.tools = [t["name"] for t in ctx.staged.tools]
-            plugin.hooks = [h for h, _ in ctx.staged.hooks]
-            plugin.middleware = [k for k, _ in ctx.staged.middleware]
+            plugin.hooks = _unique([h for h, _ in ctx.staged.hooks])
+            plugin.middleware = _unique([k for k, _ in ctx.staged.middleware])
 
     def list_plugins(self) -> list[dict[str, Any]]:
         """One row per discovered plugin."""
@@ -256,3 +316,24 @@ class PluginManager:
                 )
         known = ", ".join(sorted(m.key for m in manifests)) or "(none)"
         raise LookupError(f"no plugin named {name!r}; known plugins: {known}")
+
+
+def _object_key(plugin_object: Any) -> str:
+    """A key for an in-process plugin: its module name, ``name`` attribute or class name."""
+    for attr in ("__name__", "name"):
+        value = getattr(plugin_object, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(plugin_object).__name__
+
+
+def _suggest(name: str, manifests: list[PluginManifest]) -> str:
+    """``; did you mean 'x'?`` for a near or leaf-name match, else the known keys."""
+    import difflib
+
+    keys = sorted(m.key for m in manifests)
+    leaf = [m.key for m in manifests if m.leaf == name]
+    close = leaf or difflib.get_close_matches(name, keys, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known plugins: {', '.join(keys) or '(none)'}"

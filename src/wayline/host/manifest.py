@@ -14,7 +14,9 @@ from wayline.host.config import ConfigError, load_yaml
 log = logging.getLogger("wayline.plugins")
 
 ENTRY_POINT_GROUP = "wayline.plugins"
-Source = Literal["bundled", "user", "project", "entrypoint"]
+# Where a plugin came from: found by discovery (the first four), handed over in-process
+# ("python", wayline.Agent(plugins=...)), or named in config.yaml and found nowhere ("config").
+Source = Literal["bundled", "user", "project", "entrypoint", "python", "config"]
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "plugins"
 
 

@@ -1,0 +1,12 @@
+"""The Python API: ``Agent``, typed function tools, and the builder ``wayline chat`` shares.
+
+This package sits beside ``cli/`` on top of the runtime: both build agents through
+:func:`wayline.api.build.build_agent`, so a flag and the matching keyword behave the same.
+"""
+
+from wayline.api.agent import Agent
+from wayline.api.build import AgentSpec, build_agent
+from wayline.api.functions import Tool, tool
+from wayline.runtime.agent import TurnResult
+
+__all__ = ["Agent", "AgentSpec", "Tool", "TurnResult", "build_agent", "tool"]
