@@ -178,3 +178,25 @@ def demo(base_url: str | None, model: str | None, api_key: str | None, keep: Pat
         d = out / sub
         files = sorted(str(p) for p in d.rglob("*") if p.is_file()) if d.exists() else []
         console.print(f"{sub}: {', '.join(files) if files else '(no plugin wrote here yet)'}")
+    _write_page(console, out, agent.session_id)
+
+
+def _write_page(console: Any, out: Path, session_id: str) -> None:
+    """End the demo with the session as one HTML page (``wayline view``) and print its path."""
+    from wayline.viewer import ViewerInputError, load_trajectories, write_page
+
+    atif_dir = Path(os.environ.get("WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY", str(out / "atif")))
+    atof_dir = Path(os.environ.get("WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY", str(out / "atof")))
+    mine = sorted(atif_dir.glob(f"*{session_id}*.json")) if atif_dir.is_dir() else []
+    sources = mine or (sorted(atof_dir.glob("*.jsonl")) if atof_dir.is_dir() else [])
+    if not sources:
+        console.print("page: (no trajectory was written, so no page)")
+        return
+    try:
+        page = write_page(load_trajectories(sources), out / "trajectory.html")
+    except (ViewerInputError, OSError) as exc:
+        console.print(f"page: could not be written: {exc}")
+        return
+    console.print(
+        f"[bold]page:[/] {page}  (open it in a browser; wayline view draws any trajectory)"
+    )

@@ -1,0 +1,240 @@
+"""Reading trajectory files for the viewer: ATIF JSON (v1.5–v1.8, any producer) and ATOF JSONL.
+
+ATIF files are checked with the ATIF validator (:mod:`wayline.relay.atif.validate`). Problems that
+leave nothing to draw (not JSON, no ``steps``, a step that is no object or has no valid
+``source``/``message``) make the file invalid; every other problem is kept as a warning that the
+page shows. ATOF files go through the relay's ATOF → ATIF mapping
+(:class:`~wayline.relay.atif.builder.TrajectoryBuilder`), and the exact start/end of every scope
+is kept from the events, so the page keeps ATOF's nanosecond timing rather than the millisecond
+times an ATIF document records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from wayline.relay.atif.builder import TrajectoryBuilder
+from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
+from wayline.relay.atif.payloads import timestamp_ns
+from wayline.relay.atif.validate import AtifProblem, validate_trajectory
+
+SourceKind = Literal["atif", "atof"]
+# scope uuid -> (start ns, end ns), either end possibly unknown
+Timing = dict[str, tuple[int | None, int | None]]
+
+# Problems at these JSON paths leave nothing to draw: the file is rejected.
+_FATAL = re.compile(r"^\$(\.schema_version|\.steps(\[\d+\](\.(source|message))?)?)?$")
+_SUPPORTED = tuple(f"ATIF-v1.{minor}" for minor in range(5, 9))
+APPROVAL_MARKS = ("hermes.approval.request", "hermes.approval.response")
+
+
+class ViewerInputError(ValueError):
+    """A file the viewer cannot show; the message names the file and the field."""
+
+
+@dataclass
+class Trajectory:
+    """One trajectory to show: its ATIF document, where it came from, and what is odd about it.
+
+    ``timing`` holds exact scope times (from ATOF events, or from an ATIF document's
+    ``extra.observed_events``) and ``marks`` the approval marks; both may be empty.
+    """
+
+    document: dict[str, Any]
+    source: str
+    kind: SourceKind = "atif"
+    warnings: list[str] = field(default_factory=list)
+    timing: Timing = field(default_factory=dict)
+    marks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        """A short name: the session id, else the trajectory id, else the file name."""
+        for key in ("session_id", "trajectory_id"):
+            value = self.document.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return Path(self.source).name
+
+
+def scan_events(events: Iterable[Mapping[str, Any]], timing: Timing, marks: list[Any]) -> None:
+    """Record each scope's exact start/end in ``timing`` and the approval marks in ``marks``."""
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        uuid = event.get("uuid")
+        if not isinstance(uuid, str):
+            continue
+        if event.get("kind") == "mark":
+            if event.get("name") in APPROVAL_MARKS:
+                marks.append(dict(event))
+            continue
+        phase = event.get("scope_category")
+        at = timestamp_ns(event.get("timestamp"))
+        start, end = timing.get(uuid, (None, None))
+        if phase == "start":
+            timing[uuid] = (at, end)
+        elif phase == "end":
+            timing[uuid] = (start, at)
+
+
+def _problem_text(path: Path, problem: AtifProblem) -> str:
+    return f"{path}: {problem.path}: {problem.message}"
+
+
+def check_document(document: Any, path: Path) -> list[str]:
+    """Validate an ATIF document: raise :class:`ViewerInputError` if it cannot be drawn.
+
+    Returns the remaining problems as warning lines (``FILE: $.json.path: message``).
+    """
+    if not isinstance(document, dict):
+        raise ViewerInputError(f"{path}: $: expected an ATIF trajectory object")
+    problems = validate_trajectory(document, base_dir=path.parent)
+    fatal = [p for p in problems if _FATAL.match(p.path)]
+    if fatal:
+        first = fatal[0]
+        more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""
+        raise ViewerInputError(
+            f"{path}: {first.path}: {first.message}{more}: not a drawable ATIF trajectory"
+        )
+    lines = [_problem_text(path, p) for p in problems]
+    version = document.get("schema_version")
+    if version not in _SUPPORTED:
+        lines.append(f"{path}: $.schema_version: {version} is older than ATIF-v1.5; shown as is")
+    return lines
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ViewerInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ViewerInputError(f"{path}: $: not UTF-8 text (byte {exc.start})") from None
+
+
+def _looks_like_atof(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        event = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and "kind" in event and "steps" not in event
+
+
+def _load_atif(path: Path, text: str) -> Trajectory:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ViewerInputError(
+            f"{path}: $: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    notes = check_document(document, path)
+    trajectory = Trajectory(document, str(path), "atif", notes)
+    extra = document.get("extra")
+    observed = extra.get("observed_events") if isinstance(extra, dict) else None
+    if isinstance(observed, list):
+        scan_events(observed, trajectory.timing, trajectory.marks)
+    return trajectory
+
+
+def _load_atof(path: Path) -> list[Trajectory]:
+    from wayline.relay.atof import AtofFormatError, AtofTornLineWarning, iter_events
+
+    nodes: list[TrajectoryNode] = []
+    timing: Timing = {}
+    marks: list[dict[str, Any]] = []
+    builder = TrajectoryBuilder(AgentInfo(), on_complete=nodes.append)
+
+    def tee(events: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+        for event in events:
+            scan_events((event,), timing, marks)
+            yield event
+
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AtofTornLineWarning)
+        try:
+            for event in tee(iter_events(path)):
+                builder.feed(event)
+        except AtofFormatError as exc:
+            raise ViewerInputError(f"{exc.path}: line {exc.line_no}: {exc.message}") from None
+        except OSError as exc:
+            raise ViewerInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        builder.finish()
+    notes.extend(f"{path}: {w.message}" for w in caught)
+    if builder.skipped:
+        notes.append(f"{path}: {builder.skipped} lines were not ATOF scope/mark events (skipped)")
+    loaded: list[Trajectory] = []
+    for node in _with_steps(nodes):
+        document = render_trajectory(node)
+        own = list(notes)
+        own.extend(_problem_text(path, p) for p in validate_trajectory(document))
+        loaded.append(Trajectory(document, str(path), "atof", own, timing, marks))
+    if not loaded:
+        raise ViewerInputError(f"{path}: no trajectory with steps found in the ATOF events")
+    return loaded
+
+
+def _with_steps(nodes: list[TrajectoryNode]) -> list[TrajectoryNode]:
+    # A root without steps (e.g. a session that only delegated) is no ATIF document;
+    # its sub-agents are shown as trajectories of their own, as the converter writes them.
+    found: list[TrajectoryNode] = []
+    for node in nodes:
+        if node.steps:
+            found.append(node)
+        else:
+            found.extend(_with_steps(node.children))
+    return found
+
+
+def load_trajectory(path: str | Path) -> list[Trajectory]:
+    """Load one ATIF (``.json``) or ATOF (``.jsonl``) file; ATOF may hold several trajectories.
+
+    Raises :class:`ViewerInputError` (message names the file and field) for unreadable or
+    invalid input.
+    """
+    file_path = Path(path)
+    if file_path.is_dir():
+        raise ViewerInputError(f"{file_path}: is a directory (use load_trajectories)")
+    text = _read_text(file_path)
+    if not text.strip():
+        raise ViewerInputError(f"{file_path}: $: the file is empty")
+    if file_path.suffix == ".jsonl" or (file_path.suffix != ".json" and _looks_like_atof(text)):
+        return _load_atof(file_path)
+    return [_load_atif(file_path, text)]
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files to load: each file as given, each directory's ``*.json``/``*.jsonl`` files sorted."""
+    found: list[Path] = []
+    for entry in paths:
+        path = Path(entry)
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
+            )
+            if not inside:
+                raise ViewerInputError(f"{path}: no .json or .jsonl trajectory files inside")
+            found.extend(inside)
+        elif not path.exists():
+            raise ViewerInputError(f"{path}: no such file or directory")
+        else:
+            found.append(path)
+    return found
+
+
+def load_trajectories(paths: Iterable[str | Path]) -> list[Trajectory]:
+    """Load every trajectory in ``paths`` (files and directories), in order."""
+    loaded: list[Trajectory] = []
+    for path in expand_paths(paths):
+        loaded.extend(load_trajectory(path))
+    return loaded

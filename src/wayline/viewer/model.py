@@ -1,0 +1,530 @@
+"""The page's data for one trajectory: header, steps and timeline spans, from an ATIF document.
+
+Only what the page shows is kept (no ``extra`` payloads such as the relay's ``llm_request``, which
+repeat the whole conversation on every step), so the page grows linearly with the trajectory.
+Times are milliseconds from the trajectory's earliest known instant. Span timing comes, in order
+of preference, from exact scope times (ATOF events), from the relay's ``extra.invocation`` /
+``extra.tool_invocations`` (epoch seconds), or, for LLM calls only, from consecutive step
+timestamps (marked approximate).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from wayline.relay.atif.payloads import timestamp_ns
+from wayline.viewer.load import Timing, Trajectory
+
+JsonDict = dict[str, Any]
+_PRETTY_LIMIT = 200_000  # bigger results are shown as they are, not re-indented
+
+
+def _ns_of_text(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    exact: int | None = timestamp_ns(value)
+    if exact is not None:
+        return exact
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)  # Harbor writes naive UTC times
+    return round(parsed.timestamp() * 1_000_000) * 1000
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _ns_of_seconds(value: Any) -> int | None:
+    if _finite(value):
+        return round(float(value) * 1000) * 1_000_000
+    return None
+
+
+def content_text(content: Any) -> str:
+    """ATIF message/result content as text; media parts become ``[image: type path]``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if not isinstance(part, dict):
+                parts.append(str(part))
+            elif part.get("type") == "text":
+                parts.append(str(part.get("text") or ""))
+            else:
+                source = part.get("source") if isinstance(part.get("source"), dict) else {}
+                media = source.get("media_type", "") if source else ""
+                where = source.get("path", "") if source else ""
+                parts.append(f"[{part.get('type')}: {media} {where}]".replace("  ", " "))
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def pretty(text: str) -> str:
+    """Re-indent text that is a JSON object or array; other text unchanged."""
+    stripped = text.strip()
+    if len(stripped) > _PRETTY_LIMIT or stripped[:1] not in ("{", "["):
+        return text
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _is_error_status(value: Any) -> bool:
+    return isinstance(value, str) and value.lower() in ("error", "failed", "failure")
+
+
+def _result_is_error(result: JsonDict, text: str) -> bool:
+    extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+    assert isinstance(extra, dict)
+    meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    if extra.get("is_error") is True or _is_error_status(meta.get("status")):
+        return True
+    if meta.get("otel.status_code") == "ERROR":
+        return True
+    if text.lstrip().startswith("{") and '"error"' in text:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and bool(value.get("error"))
+    return False
+
+
+class _Builder:
+    """Walks a trajectory tree collecting steps and spans with absolute nanosecond times."""
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.timing: Timing = trajectory.timing
+        self.marks = trajectory.marks
+        self.spans: list[JsonDict] = []
+        self.instants: list[int] = []
+        self.exactness: set[str] = set()
+
+    def _span(
+        self,
+        kind: str,
+        label: str,
+        start: int | None,
+        end: int | None,
+        depth: int,
+        where: str,
+        step: int,
+        *,
+        error: bool = False,
+        group: str | None = None,
+        approx: bool = False,
+    ) -> int | None:
+        if start is None or end is None:
+            return None
+        end = max(end, start)
+        self.instants.extend((start, end))
+        span: JsonDict = {"k": kind, "n": label, "s": start, "e": end, "d": depth, "p": where}
+        span["st"] = step
+        if error:
+            span["er"] = 1
+        if group is not None:
+            span["g"] = group
+        if approx:
+            span["ap"] = 1
+        self.spans.append(span)
+        return len(self.spans) - 1
+
+    def _exact(self, uuid: Any) -> tuple[int | None, int | None]:
+        if isinstance(uuid, str) and uuid in self.timing:
+            self.exactness.add("exact")
+            return self.timing[uuid]
+        return (None, None)
+
+    def _invocation(self, uuid: Any, invocation: Any) -> tuple[int | None, int | None, bool]:
+        start, end = self._exact(uuid)
+        if start is not None and end is not None:
+            return start, end, False
+        if isinstance(invocation, dict):
+            start = _ns_of_seconds(invocation.get("start_timestamp"))
+            end = _ns_of_seconds(invocation.get("end_timestamp"))
+            if start is not None and end is not None:
+                self.exactness.add("ms")
+            return start, end, _is_error_status(invocation.get("status"))
+        return None, None, False
+
+    def trajectory(self, doc: JsonDict, where: str, depth: int) -> JsonDict:
+        steps_in = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
+        subs_in = [s for s in doc.get("subagent_trajectories") or [] if isinstance(s, dict)]
+        by_id = {s.get("trajectory_id"): i for i, s in enumerate(subs_in)}
+        subs_out: list[JsonDict | None] = [None] * len(subs_in)
+        scope = _scope_uuid(doc)
+        approvals = self._approvals(scope)
+        referenced: set[int] = set()
+        steps_out: list[JsonDict] = []
+        previous_ns: int | None = None
+        for step in steps_in:
+            view, previous_ns = self._step(
+                step, where, depth, previous_ns, by_id, subs_in, subs_out, referenced, approvals
+            )
+            steps_out.append(view)
+        for start, end, label in approvals.values():
+            self._span("approval", label, start, end, depth, where, 0)
+        for index, sub in enumerate(subs_in):
+            if subs_out[index] is None:
+                subs_out[index] = self._subagent(sub, f"{where}{index}.", depth, 0, None)
+        out: JsonDict = {"steps": steps_out, "subs": subs_out, "h": _header(doc)}
+        out["u"] = [i for i in range(len(subs_in)) if i not in referenced]
+        return out
+
+    def _step(
+        self,
+        step: JsonDict,
+        where: str,
+        depth: int,
+        previous_ns: int | None,
+        by_id: dict[Any, int],
+        subs_in: list[JsonDict],
+        subs_out: list[JsonDict | None],
+        referenced: set[int],
+        approvals: dict[str, tuple[int, int, str]],
+    ) -> tuple[JsonDict, int | None]:
+        raw_id = step.get("step_id")
+        step_id = raw_id if isinstance(raw_id, int) else 0
+        extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+        assert isinstance(extra, dict)
+        at = _ns_of_text(step.get("timestamp"))
+        if at is not None:
+            self.instants.append(at)
+        view: JsonDict = {
+            "i": step_id,
+            "s": step.get("source"),
+            "m": content_text(step.get("message")),
+        }
+        if at is not None:
+            view["t"] = at
+        if isinstance(step.get("reasoning_content"), str) and step["reasoning_content"]:
+            view["r"] = step["reasoning_content"]
+        if isinstance(step.get("model_name"), str):
+            view["mo"] = step["model_name"]
+        if step.get("is_copied_context") is True:
+            view["cp"] = 1
+        metrics = _metrics(step.get("metrics"))
+        if metrics:
+            view["x"] = metrics
+        if step.get("source") == "agent":
+            invocation = extra.get("invocation")
+            uuid = invocation.get("invocation_id") if isinstance(invocation, dict) else None
+            start, end, failed = self._invocation(uuid, invocation)
+            approx = False
+            if start is None and at is not None and previous_ns is not None:
+                start, end, approx = previous_ns, at, True
+                self.exactness.add("approx")
+            label = str(view.get("mo") or "call")
+            self._span("llm", label, start, end, depth, where, step_id, error=failed, approx=approx)
+            if failed:
+                view["e"] = 1
+        calls, orphans = self._calls(
+            step, extra, where, depth, step_id, by_id, subs_in, subs_out, referenced, approvals
+        )
+        if calls:
+            view["c"] = calls
+        if orphans:
+            view["o"] = orphans
+        if any(call.get("e") for call in calls) or any(o.get("e") for o in orphans):
+            view["e"] = 1
+        return view, at if at is not None else previous_ns
+
+    def _calls(
+        self,
+        step: JsonDict,
+        extra: JsonDict,
+        where: str,
+        depth: int,
+        step_id: int,
+        by_id: dict[Any, int],
+        subs_in: list[JsonDict],
+        subs_out: list[JsonDict | None],
+        referenced: set[int],
+        approvals: dict[str, tuple[int, int, str]],
+    ) -> tuple[list[JsonDict], list[JsonDict]]:
+        raw_calls = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+        observation = step.get("observation")
+        raw_results = observation.get("results") if isinstance(observation, dict) else None
+        results = [r for r in raw_results or [] if isinstance(r, dict)]
+        by_call: dict[Any, list[JsonDict]] = {}
+        orphans_in: list[JsonDict] = []
+        known = {c.get("tool_call_id") for c in raw_calls}
+        for result in results:
+            call_id = result.get("source_call_id")
+            if call_id in known and call_id is not None:
+                by_call.setdefault(call_id, []).append(result)
+            else:
+                orphans_in.append(result)
+        ancestry = _list_of_dicts(extra.get("tool_ancestry"))
+        invocations = {
+            i.get("invocation_id"): i for i in _list_of_dicts(extra.get("tool_invocations"))
+        }
+        group = f"{where}/{step_id}" if len(raw_calls) > 1 else None
+        calls: list[JsonDict] = []
+        for index, raw in enumerate(raw_calls):
+            call_id = raw.get("tool_call_id")
+            name = str(raw.get("function_name") or "?")
+            call: JsonDict = {"id": call_id, "n": name}
+            arguments = raw.get("arguments")
+            call["a"] = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+            mine = by_call.get(call_id, [])
+            scope = ancestry[index].get("function_id") if index < len(ancestry) else None
+            start, end, failed = self._invocation(scope, invocations.get(call_id))
+            texts = [_result_text(r) for r in mine]
+            failed = failed or any(_result_is_error(r, t) for r, t in zip(mine, texts, strict=True))
+            if texts:
+                call["o"] = "\n\n".join(pretty(t) for t in texts)
+            if failed:
+                call["e"] = 1
+            self._span("tool", name, start, end, depth, where, step_id, error=failed, group=group)
+            approval = approvals.pop(str(call_id), None)
+            if approval is not None:
+                self._span(
+                    "approval", approval[2], approval[0], approval[1], depth + 1, where, step_id
+                )
+            subs = self._refs(mine, where, depth, step_id, by_id, subs_in, subs_out, referenced)
+            if subs[0]:
+                call["sub"] = subs[0]
+            if subs[1]:
+                call["ext"] = subs[1]
+            calls.append(call)
+        orphans: list[JsonDict] = []
+        for result in orphans_in:
+            text = _result_text(result)
+            orphan: JsonDict = {"o": pretty(text)}
+            if _result_is_error(result, text):
+                orphan["e"] = 1
+            subs = self._refs([result], where, depth, step_id, by_id, subs_in, subs_out, referenced)
+            if subs[0]:
+                orphan["sub"] = subs[0]
+            if subs[1]:
+                orphan["ext"] = subs[1]
+            orphans.append(orphan)
+        return calls, orphans
+
+    def _refs(
+        self,
+        results: list[JsonDict],
+        where: str,
+        depth: int,
+        step_id: int,
+        by_id: dict[Any, int],
+        subs_in: list[JsonDict],
+        subs_out: list[JsonDict | None],
+        referenced: set[int],
+    ) -> tuple[list[int], list[str]]:
+        inside: list[int] = []
+        external: list[str] = []
+        for result in results:
+            for ref in _list_of_dicts(result.get("subagent_trajectory_ref")):
+                index = by_id.get(ref.get("trajectory_id"))
+                if index is None or index in referenced:
+                    named = ref.get("trajectory_path") or ref.get("trajectory_id")
+                    external.append(str(named))
+                    continue
+                referenced.add(index)
+                inside.append(index)
+                ref_extra = ref.get("extra") if isinstance(ref.get("extra"), dict) else {}
+                assert isinstance(ref_extra, dict)
+                subs_out[index] = self._subagent(
+                    subs_in[index], f"{where}{index}.", depth, step_id, ref_extra.get("scope_uuid")
+                )
+        return inside, external
+
+    def _subagent(
+        self, doc: JsonDict, where: str, depth: int, step_id: int, scope: Any
+    ) -> JsonDict:
+        label = str(doc.get("trajectory_id") or "sub-agent")
+        agent = doc.get("agent")
+        if isinstance(agent, dict) and agent.get("name"):
+            label = f"{agent.get('name')} · {label}"
+        mark = len(self.spans)
+        self.spans.append({})  # placeholder keeps the sub-agent row above its own spans
+        first_instant = len(self.instants)
+        view = self.trajectory(doc, where, depth + 2)
+        start, end = self._exact(scope if scope is not None else _scope_uuid(doc))
+        if start is None or end is None:
+            own = self.instants[first_instant:]
+            start, end = (min(own), max(own)) if own else (None, None)
+        if start is None or end is None:
+            self.spans[mark] = {}
+        else:
+            view["h"]["dur"] = round((end - start) / 1e6, 3)
+            self.instants.extend((start, end))
+            self.spans[mark] = {
+                "k": "subagent",
+                "n": label,
+                "s": start,
+                "e": end,
+                "d": depth + 1,
+                "p": where,
+                "st": step_id,
+            }
+        return view
+
+    def _approvals(self, scope: str | None) -> dict[str, tuple[int, int, str]]:
+        if scope is None or not self.marks:
+            return {}
+        opened: dict[str, int] = {}
+        found: dict[str, tuple[int, int, str]] = {}
+        for mark in self.marks:
+            if mark.get("parent_uuid") != scope:
+                continue
+            data = mark.get("data") if isinstance(mark.get("data"), dict) else {}
+            assert isinstance(data, dict)
+            key = str(data.get("tool_call_id") or data.get("pattern_key") or "approval")
+            at = timestamp_ns(mark.get("timestamp"))
+            if at is None:
+                continue
+            if mark.get("name") == "hermes.approval.request":
+                opened[key] = at
+            elif key in opened:
+                choice = data.get("choice")
+                pattern = data.get("pattern_key") or "approval"
+                label = str(pattern) + (f" → {choice}" if choice else "")
+                found[key] = (opened.pop(key), at, label)
+        return found
+
+
+def _list_of_dicts(value: Any) -> list[JsonDict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _scope_uuid(doc: JsonDict) -> str | None:
+    for step in doc.get("steps") or []:
+        extra = step.get("extra") if isinstance(step, dict) else None
+        ancestry = extra.get("ancestry") if isinstance(extra, dict) else None
+        if isinstance(ancestry, dict) and isinstance(ancestry.get("parent_id"), str):
+            return str(ancestry["parent_id"])
+    return None
+
+
+def _result_text(result: JsonDict) -> str:
+    if result.get("content") is not None:
+        return content_text(result.get("content"))
+    extra = result.get("extra")
+    if isinstance(extra, dict) and "tool_result" in extra:
+        value = extra["tool_result"]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return ""
+
+
+def _metrics(value: Any) -> JsonDict:
+    if not isinstance(value, dict):
+        return {}
+    out: JsonDict = {}
+    for key, short in (
+        ("prompt_tokens", "in"),
+        ("completion_tokens", "out"),
+        ("cached_tokens", "ca"),
+        ("cost_usd", "co"),
+    ):
+        number = value.get(key)
+        if _finite(number):
+            out[short] = number
+    return out
+
+
+def _header(doc: JsonDict) -> JsonDict:
+    agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
+    assert isinstance(agent, dict)
+    steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
+    final = doc.get("final_metrics") if isinstance(doc.get("final_metrics"), dict) else {}
+    assert isinstance(final, dict)
+    summed: JsonDict = {}
+    for step in steps:
+        for key, number in _metrics(step.get("metrics")).items():
+            summed[key] = summed.get(key, 0) + number
+    header: JsonDict = {
+        "agent": agent.get("name"),
+        "ver": agent.get("version"),
+        "model": agent.get("model_name"),
+        "session": doc.get("session_id"),
+        "tid": doc.get("trajectory_id"),
+        "schema": doc.get("schema_version"),
+        "steps": len(steps),
+    }
+    for key, total in (
+        ("in", "total_prompt_tokens"),
+        ("out", "total_completion_tokens"),
+        ("ca", "total_cached_tokens"),
+        ("co", "total_cost_usd"),
+    ):
+        value = final.get(total, summed.get(key))
+        if _finite(value):
+            header[key] = value
+    if isinstance(doc.get("notes"), str):
+        header["notes"] = doc["notes"]
+    return header
+
+
+def _relative(view: JsonDict, origin: int) -> None:
+    for step in view["steps"]:
+        if "t" in step:
+            step["t"] = round((step["t"] - origin) / 1e6, 3)
+    for sub in view["subs"]:
+        _relative(sub, origin)
+
+
+def _count_errors(view: JsonDict) -> int:
+    own = sum(
+        sum(1 for c in step.get("c", ()) if c.get("e"))
+        + sum(1 for o in step.get("o", ()) if o.get("e"))
+        + (1 if step.get("e") and not step.get("c") and not step.get("o") else 0)
+        for step in view["steps"]
+    )
+    total = own + sum(_count_errors(sub) for sub in view["subs"])
+    view["h"]["errors"] = total
+    return total
+
+
+def build_view(trajectory: Trajectory) -> JsonDict:
+    """The page's data for one trajectory (sub-agents nested, spans flattened in row order)."""
+    builder = _Builder(trajectory)
+    view = builder.trajectory(trajectory.document, "", 0)
+    spans = [span for span in builder.spans if span]
+    instants = builder.instants
+    origin = min(instants) if instants else 0
+    for span in spans:
+        span["s"] = round((span["s"] - origin) / 1e6, 3)
+        span["e"] = round((span["e"] - origin) / 1e6, 3)
+    _relative(view, origin)
+    _count_errors(view)
+    header = view["h"]
+    if instants:
+        header["start"] = _iso(min(instants))
+        header["end"] = _iso(max(instants))
+        header["dur"] = round((max(instants) - min(instants)) / 1e6, 3)
+    if "exact" in builder.exactness:
+        view["timing"] = "exact (ATOF event times, nanoseconds)"
+    elif "ms" in builder.exactness:
+        view["timing"] = "recorded invocation times"
+    elif "approx" in builder.exactness:
+        view["timing"] = "estimated from step timestamps"
+    else:
+        view["timing"] = "none"
+    view["spans"] = spans
+    view["title"] = trajectory.title
+    view["src"] = trajectory.source
+    view["kind"] = trajectory.kind
+    view["w"] = list(trajectory.warnings)
+    return view
+
+
+def _iso(ns: int) -> str:
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{nanos // 1000:06d}Z"
