@@ -21,6 +21,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "serve-model": ("wayline.cli.serve", "serve_model"),
     "atif": ("wayline.cli.atif_cmd", "atif"),
     "atof": ("wayline.cli.atif_cmd", "atof"),
+    "view": ("wayline.cli.view", "view"),
+    "replay": ("wayline.cli.replay_cmd", "replay"),
+    "diff": ("wayline.cli.replay_cmd", "diff"),
+    "export": ("wayline.cli.replay_cmd", "export"),
 }
 
 

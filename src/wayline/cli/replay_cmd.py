@@ -1,0 +1,186 @@
+"""``wayline replay``, ``wayline diff`` and ``wayline export sft``: trajectories as tests and data.
+
+Exit codes: replay 0 reproduced, 1 diverged, 2 bad input; diff 0 same, 1 different,
+2 trouble; export 0 written, 1 nothing to export, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from wayline.host.config import ConfigError
+from wayline.trajectory.load import TrajectoryError
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@click.argument("trajectory", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--tools",
+    type=click.Choice(["recorded", "live"]),
+    default="recorded",
+    show_default=True,
+    help="recorded: results come from the recording (no side effects); live: tools run.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the new trajectory (default: ./<name>.replay.json).",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Working directory of the replayed tools (default: the current one).",
+)
+@click.option("--plugin", "plugins", multiple=True, help="Also enable this plugin (by key).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def replay(
+    trajectory: Path,
+    tools: str,
+    output: Path | None,
+    cwd: Path | None,
+    plugins: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Re-run a recorded session with today's runtime, plugins and middleware.
+
+    The model's answers come from the recording; the run's new trajectory is compared with
+    it. Exit 0: reproduced; 1: diverged (the first divergence is printed); 2: bad input.
+    """
+    from wayline.trajectory.replay import replay as run_replay
+
+    out = output or Path.cwd() / f"{trajectory.name.removesuffix('.json')}.replay.json"
+    try:
+        report = run_replay(trajectory, tools=tools, cwd=cwd, plugins=plugins, output=out)
+    except (TrajectoryError, ConfigError) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except OSError as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a plugin's failure while loading or running: one line, no trace
+        _fail(f"the replay failed: {type(exc).__name__}: {exc}")
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+    else:
+        click.echo(report.describe())
+    click.echo(f"new trajectory: {report.output}", err=True)
+    sys.exit(0 if report.reproduced else 1)
+
+
+def _load(path: Path) -> Any:
+    from wayline.trajectory.load import load_trajectory
+
+    try:
+        return load_trajectory(path)
+    except TrajectoryError as exc:
+        _fail(str(exc))
+
+
+@click.command()
+@click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
+@click.option("--html", "as_html", is_flag=True, help="Print a self-contained HTML page.")
+@click.option("--strict", is_flag=True, help="Also compare ids, timestamps, durations, usage.")
+def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> None:
+    """Compare two trajectories step by step. Exit 0: same; 1: different; 2: trouble."""
+    from wayline.trajectory.compare import CompareOptions, compare
+
+    if as_json and as_html:
+        _fail("choose one of --json and --html")
+    a, b = _load(old), _load(new)
+    differences = compare(a, b, CompareOptions(strict=strict))
+    if as_json:
+        rows = [d.to_json() for d in differences]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+    elif as_html:
+        from wayline.trajectory.html import render_diff_html
+
+        click.echo(render_diff_html(str(old), str(new), differences, strict), nl=False)
+    elif differences:
+        for d in differences:
+            click.echo(d.describe())
+        count = len(differences)
+        click.echo(f"{count} difference{'s' if count != 1 else ''}")
+    else:
+        click.echo("same")
+    sys.exit(1 if differences else 0)
+
+
+@click.group()
+def export() -> None:
+    """Export trajectories to other formats."""
+
+
+def _expand(paths: tuple[Path, ...]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return out
+
+
+def _builtin_tools() -> dict[str, dict[str, Any]]:
+    from wayline.host.tools import ToolRegistry
+    from wayline.runtime.delegation import register_delegation_tool
+    from wayline.runtime.tools import register_builtin_tools
+
+    registry = ToolRegistry()
+    register_builtin_tools(registry)
+    register_delegation_tool(registry)
+    known: dict[str, dict[str, Any]] = {}
+    for name in registry.names():
+        entry = registry.get(name)
+        if entry is not None:
+            known[name] = entry.definition()["function"]
+    return known
+
+
+@export.command("sft")
+@click.argument("trajectories", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--only-completed", is_flag=True, help="Only trajectories that reached an answer.")
+@click.option("--include-subagents", is_flag=True, help="One more sample per subagent.")
+def sft(
+    trajectories: tuple[Path, ...], output: Path, only_completed: bool, include_subagents: bool
+) -> None:
+    """Write OpenAI chat fine-tuning samples (JSONL), one per agent trajectory.
+
+    A directory argument means every ``*.json`` file in it.
+    """
+    from wayline.trajectory.sft import export_samples
+
+    loaded = [(str(p), _load(p)) for p in _expand(trajectories)]
+    result = export_samples(
+        loaded,
+        only_completed=only_completed,
+        include_subagents=include_subagents,
+        known_tools=_builtin_tools(),
+    )
+    for reason in result.skipped:
+        click.echo(f"skipped: {reason}", err=True)
+    if not result.samples:
+        click.echo("error: nothing to export", err=True)
+        sys.exit(1)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("w", encoding="utf-8") as fh:
+            for sample in result.samples:
+                fh.write(json.dumps(sample, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    count = len(result.samples)
+    click.echo(f"wrote {count} sample{'s' if count != 1 else ''} to {output}", err=True)

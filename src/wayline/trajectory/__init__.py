@@ -1,0 +1,27 @@
+"""Trajectories as test fixtures and training data: replay, diff and SFT export of ATIF.
+
+``replay`` re-runs a recorded session (model answers from the recording, tools recorded or
+live) and reports the first divergence; ``compare`` diffs two trajectories step by step;
+``export_samples`` turns trajectories into OpenAI chat fine-tuning samples. The CLI is
+``wayline replay``, ``wayline diff`` and ``wayline export sft``; see ``docs/replay.md``.
+
+Imports point down: this package uses ``runtime``, ``host`` and the scripted server of
+``testing``; only ``cli`` and ``testing.replay`` import it.
+"""
+
+from wayline.trajectory.compare import CompareOptions, Difference, compare
+from wayline.trajectory.load import TrajectoryError, load_trajectory
+from wayline.trajectory.replay import ReplayReport, replay
+from wayline.trajectory.sft import export_samples, validate_sample
+
+__all__ = [
+    "CompareOptions",
+    "Difference",
+    "ReplayReport",
+    "TrajectoryError",
+    "compare",
+    "export_samples",
+    "load_trajectory",
+    "replay",
+    "validate_sample",
+]
