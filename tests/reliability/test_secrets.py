@@ -7,19 +7,33 @@ returns, the terminal's output), the child's goal and answer, provider headers (
 ``extra_headers``, the API key, credentials in the base URL) and a provider error body. Then
 every output is searched for the secret part of each shape: the ATOF file, the ATIF files,
 the OTel span file, the session store, the log records (DEBUG and up, formatted) and the
-hook payload fields marked sanitized. Half the sessions run relay's managed mode.
+hook payload fields marked sanitized, and the process's stderr. Half the sessions run relay's
+managed mode.
+
+The benign side: every string of ``corpus.benign`` goes through ``sanitize`` (the one policy
+behind every exporter) and must come out unchanged; a session whose user text, tool
+arguments, tool output and answer carry code such as ``password_field = form.get(...)``
+must show it unchanged in the ATIF. The redactor's cost per KB is reported against the
+redactor of commit ``BASELINE_COMMIT`` (before issue 21), loaded with ``git show``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
+from corpus.benign import STRICT, benign_strings
 from rel_support import (
     LEAKY_PLUGIN_DIR,
     Outputs,
@@ -30,12 +44,18 @@ from rel_support import (
     write_config,
 )
 
+from wayline.contract import redact
 from wayline.contract.hooks import HOOK_SPECS
+from wayline.contract.sanitize import sanitize
 from wayline.runtime import build_runtime
-from wayline.testing.secrets import SECRET_SAMPLES, SecretSample
+from wayline.testing.secrets import SECRET_SAMPLES, WHY_SAMPLES, SecretSample
 from wayline.testing.server import ScriptedServer
 
 GROUP = 4
+REDACTED_MARK = "<redacted>"
+ROOT = Path(__file__).resolve().parents[2]
+# The last commit before issue 21's redactor: the cost figure's reference.
+BASELINE_COMMIT = "57a273698c76759b2a6a7aaf717e8f59a79ac27d"
 
 
 class _Capture(logging.Handler):
@@ -125,11 +145,10 @@ def _run_group(
     work.mkdir()
     (work / "secrets.env").write_text(text + "\n", encoding="utf-8")
     install_plugin(home, LEAKY_PLUGIN_DIR, "leaky")
-    # HTTP headers cannot carry line breaks: a group of only PEM keys sends none.
-    single = [s for s in group if "\n" not in s.secret]
-    headers = {f"X-Debug-Note-{i}": s.secret for i, s in enumerate(single[1:])}
-    if single:
-        headers["X-Api-Key"] = single[0].secret
+    # HTTP headers cannot carry line breaks: multi-line shapes travel with spaces instead.
+    single = [s.secret.replace("\n", " ").strip() for s in group]
+    headers = {f"X-Debug-Note-{i}": secret for i, secret in enumerate(single[1:])}
+    headers["X-Api-Key"] = single[0]
     for key, value in out.env().items():
         monkeypatch.setenv(key, value)
     if managed:
@@ -146,7 +165,7 @@ def _run_group(
         base_url,
         out,
         plugins=("observability/relay", "observability/otel", "leaky"),
-        model={"api_key": single[-1].secret if single else "wayline", "max_retries": 2},
+        model={"api_key": " ".join(single), "max_retries": 2},
         agent={"system_prompt": f"You are careful. Known credentials:\n{text}"},
         approvals={"mode": "deny"},
         entries={"leaky": {"headers": headers}},
@@ -181,7 +200,7 @@ def _run_group(
     for sample in group:
         if sample.needle not in bodies and json.dumps(sample.needle)[1:-1] not in bodies:
             sanity.append(f"{tag}: {sample.name} never reached the model")
-    if single and json.dumps(single[0].secret)[1:-1] not in headers_seen:
+    if json.dumps(single[0])[1:-1] not in headers_seen:
         sanity.append(f"{tag}: the credential header never reached the server")
     outputs = _outputs(out, home)
     outputs["sanitized hook fields"] = "\n".join(sanitized).encode()
@@ -199,10 +218,13 @@ def _run_group(
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_no_secret_reaches_any_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Secrets in every input position never appear in ATOF, ATIF, OTel, logs, store, payloads."""
+def test_no_secret_reaches_any_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Secrets in every input position never appear in ATOF, ATIF, OTel, logs, store, payloads
+    or stderr; the shapes issue 21 found leaking are in every run."""
     step = scaled(7, 1)
-    samples = list(SECRET_SAMPLES[::step])
+    samples = [*WHY_SAMPLES, *(s for s in SECRET_SAMPLES[::step] if s not in WHY_SAMPLES)]
     groups = [samples[i : i + GROUP] for i in range(0, len(samples), GROUP)]
     capture = _Capture()
     wayline_log = logging.getLogger("wayline")
@@ -223,14 +245,162 @@ def test_no_secret_reaches_any_output(tmp_path: Path, monkeypatch: pytest.Monkey
         logging.getLogger().removeHandler(capture)
         wayline_log.setLevel(old_level)
     logs = "\n".join(capture.lines)
+    stderr = capfd.readouterr().err
     for sample in samples:
-        if sample.needle in logs:
-            leaks.setdefault("logs", set()).add(sample.name)
+        for label, blob in (("logs", logs), ("stderr", stderr)):
+            if sample.needle in blob:
+                leaks.setdefault(label, set()).add(sample.name)
     occurrences = sum(len(v) for v in leaks.values())
-    record("secrets_shapes", "secrets: secret shapes placed", len(samples), ">=", scaled(14, 40))
-    figure = record("secrets_leaks", "secrets: secret occurrences in any output", occurrences)
+    record("secrets_shapes", "secrets: secret shapes placed", len(samples), ">=", scaled(20, 150))
+    figure = record(
+        "secrets_leaks",
+        "secrets: leaked across ATOF, ATIF, OTel, transcripts, logs and stderr",
+        occurrences,
+    )
     for label, names in sorted(leaks.items()):
         print(f"leaked into {label}: {sorted(names)}")
     assert not sanity, "\n".join(sanity)
     assert "CarelessError" in logs, "the careless plugin's failures were never logged"
     assert figure.ok, {k: sorted(v) for k, v in leaks.items()}
+
+
+# -- what redaction must keep ------------------------------------------------------------------
+
+
+def _altered(text: str) -> bool:
+    return redact.redact_text(text) != text or sanitize({"text": text}) != {"text": text}
+
+
+def test_benign_corpus_survives_redaction() -> None:
+    """No identifier, digest, path or URL of the benign corpus changes; at most 0.5% of all."""
+    items = benign_strings()
+    altered = [(category, text) for category, text in items if _altered(text)]
+    strict = [(c, t) for c, t in altered if c in STRICT]
+    for category, text in altered:
+        print(f"altered {category}: {text[:100]!r} -> {redact.redact_text(text)[:100]!r}")
+    total = record("secrets_benign_strings", "benign strings", len(items), ">=", 500)
+    kept = record(
+        "secrets_benign_strict_altered", "benign ids/digests/paths/URLs altered", len(strict)
+    )
+    overall = record(
+        "secrets_benign_altered", "benign strings altered", len(altered), "<=", len(items) // 200
+    )
+    assert total.ok and kept.ok and overall.ok, altered
+
+
+def _baseline() -> ModuleType:
+    """The redactor as it was at BASELINE_COMMIT, as a module of its own."""
+    source = subprocess.run(
+        ["git", "show", f"{BASELINE_COMMIT}:src/wayline/contract/redact.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    name = "wayline_redact_baseline"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    try:
+        exec(compile(source, f"redact.py@{BASELINE_COMMIT[:7]}", "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def _cost_per_kb(apply: Callable[[str], str], texts: list[str], rounds: int) -> float:
+    """Microseconds per KB of text, the best of `rounds` passes (uncached: no result cache)."""
+    size_kb = sum(len(t) for t in texts) / 1024
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for text in texts:
+            apply(text)
+        best = min(best, time.perf_counter() - start)
+    return best / size_kb * 1e6
+
+
+def test_redaction_cost_is_reported_against_the_baseline() -> None:
+    """The cost per KB of redacting the corpora, now and at BASELINE_COMMIT, is recorded."""
+    try:
+        old = _baseline()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"no git history to load the baseline redactor from: {exc}")
+    texts = [s.secret for s in SECRET_SAMPLES] + [t for _, t in benign_strings()]
+    texts += [t.replace("\n", " ") for t in texts]  # a second, differently shaped pass
+    rounds = scaled(3, 7)
+    now = _cost_per_kb(lambda t: redact._redact(redact._current(), t), texts, rounds)
+    before = _cost_per_kb(lambda t: old._redact(old._current(), t), texts, rounds)
+    print(f"redaction cost: {now:.1f} us/KB now, {before:.1f} us/KB at {BASELINE_COMMIT[:7]}")
+    figure = record(
+        "secrets_cost_percent",
+        "redaction cost per KB, % of before",
+        round(100 * now / before),
+        "report",
+    )
+    assert figure.value > 0
+
+
+def _benign_script(text: str) -> dict[str, Any]:
+    return {
+        "model": "scripted-model",
+        "rules": [
+            {
+                "match": {"first_user_contains": "[benign]"},
+                "turns": [
+                    {
+                        "tool_calls": [
+                            {
+                                "name": "write_file",
+                                "arguments": {"path": "app.py", "content": text},
+                            },
+                            {"name": "read_file", "arguments": {"path": "app.py"}},
+                        ]
+                    },
+                    {"content": f"Here is the code again:\n{text}"},
+                ],
+            }
+        ],
+    }
+
+
+BENIGN_CODE = (
+    "password_field = form.get(...)",
+    'password_field = form.get("password")',
+    'db_password = os.environ["DB_PASSWORD"]',
+    "client = OpenAI(api_key=api_key)",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "ssh -o PasswordAuthentication=no host",
+    "POSTGRES_PASSWORD_FILE=/run/secrets/postgres_password",
+)
+
+
+def test_code_naming_a_password_field_reaches_the_atif_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`password_field = form.get(...)` and similar code keep every character in the ATIF."""
+    text = "\n".join(BENIGN_CODE)
+    home, work, out = tmp_path / "home", tmp_path / "work", Outputs(tmp_path / "out")
+    home.mkdir()
+    work.mkdir()
+    for key, value in out.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("WAYLINE_RELAY_PLUGINS_TOML", raising=False)
+    server = ScriptedServer(_benign_script(text)).start()
+    write_config(home, server.base_url, out, approvals={"mode": "deny"})
+    agent = build_runtime(home).agent(cwd=work)
+    try:
+        result = agent.run_turn(f"[benign] please review this code:\n{text}")
+    finally:
+        agent.finalize()
+        server.stop()
+    shutdown_exporters()
+    assert result.completed, result.text[:300]
+    atif = "\n".join(p.read_text(encoding="utf-8") for p in sorted(out.atif.glob("*.json")))
+    assert atif, "no ATIF file was written"
+    for line in BENIGN_CODE:
+        assert (
+            json.dumps(line, ensure_ascii=False)[1:-1] in atif or json.dumps(line)[1:-1] in atif
+        ), line
+    assert REDACTED_MARK not in atif

@@ -14,11 +14,18 @@ import base64
 import hashlib
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = ["HARMLESS_STRINGS", "SECRET_SAMPLES", "SecretSample", "embed_everywhere"]
+__all__ = [
+    "HARMLESS_STRINGS",
+    "SECRET_SAMPLES",
+    "WHY_SAMPLES",
+    "SecretSample",
+    "embed_everywhere",
+    "families",
+]
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -34,6 +41,7 @@ class SecretSample:
     name: str
     secret: str
     needle: str
+    family: str = ""
 
 
 def _rand(seed: str, n: int, alphabet: str = _ALNUM) -> str:
@@ -95,7 +103,7 @@ def _basic_header() -> SecretSample:
     return SecretSample("authorization_basic", f"Authorization: Basic {creds}", creds)
 
 
-def _samples() -> tuple[SecretSample, ...]:
+def _legacy_samples() -> tuple[SecretSample, ...]:
     return (
         # provider keys with a recognisable prefix
         _token("openai_legacy", "sk-", 48),
@@ -214,7 +222,195 @@ def _samples() -> tuple[SecretSample, ...]:
     )
 
 
+# Families of the older shapes, by name prefix (first match wins).
+_FAMILY_OF = (
+    ("pem_", "private_key_block"),
+    ("jwt", "jwt"),
+    (("slack_webhook", "discord_webhook"), "webhook_url"),
+    (
+        (
+            "openai",
+            "anthropic",
+            "openrouter",
+            "langfuse",
+            "groq",
+            "replicate",
+            "perplexity",
+            "xai",
+            "nvidia",
+            "langsmith",
+            "tavily",
+            "huggingface",
+        ),
+        "ai_provider_key",
+    ),
+    (
+        ("aws_access", "aws_sts", "github", "gitlab", "google", "digitalocean", "databricks"),
+        "cloud_vcs_token",
+    ),
+    ("hashicorp", "cloud_vcs_token"),
+    (("authorization", "bearer", "proxy", "x_api", "azure_api", "cookie", "set_cookie"), "header"),
+    (("postgres_url", "redis_url", "https_url", "git_token", "url_token"), "url_userinfo"),
+    (("query_", "aws_presigned", "azure_sas"), "url_query"),
+    (("azure_connection", "sqlserver"), "connection_string"),
+    (
+        (
+            "aws_secret",
+            "env_",
+            "export_",
+            "yaml_",
+            "json_",
+            "python_",
+            "npmrc",
+            "docker_config",
+            "kubeconfig",
+            "heroku",
+            "netrc",
+        ),
+        "named_assignment",
+    ),
+    (("docker_env", "cli_", "curl_"), "command_line"),
+)
+
+
+def _family(name: str) -> str:
+    for prefixes, family in _FAMILY_OF:
+        if name.startswith(prefixes):
+            return family
+    return "saas_token"
+
+
+_PW = 18  # human-chosen passwords are short: entropy alone would not catch these
+
+
+def _command_line() -> tuple[SecretSample, ...]:
+    return (
+        _ctx("why_registry_login_p", "docker login -u ci-bot -p {} registry.example.com", _PW),
+        _ctx("podman_login_p", "podman login --username ci -p {} quay.io", _PW),
+        _ctx("helm_registry_login_p", "helm registry login registry.example.com -u ci -p {}", _PW),
+        _ctx("docker_login_password_eq", "docker login --password={} ghcr.io", _PW),
+        _ctx("az_login_sp", "az login --service-principal -u 0f1e2d3c -p {} --tenant contoso", _PW),
+        _ctx("oc_login_p", "oc login https://api.ocp.example.com:6443 -u admin -p {}", _PW),
+        _ctx("mysql_glued_p", "mysql -h db.internal -u root -p{} app_production", _PW),
+        _ctx("mysqldump_glued_quoted", "mysqldump -u backup -p'{}' --all-databases > d.sql", _PW),
+        _ctx("mariadb_password_space", "mariadb --user=app --password {} -e 'select 1'", _PW),
+        _ctx("sshpass_p_quoted", "sshpass -p '{}' ssh deploy@10.0.0.5 uptime", _PW),
+        _ctx("sshpass_p_glued", "sshpass -p{} scp build.tar deploy@web1:/srv", _PW),
+        _ctx("plink_pw", "plink -ssh admin@router.lan -pw {} show version", _PW),
+        _ctx("redis_cli_a", "redis-cli -h cache.internal -a {} INFO", _PW),
+        _ctx("redis_cli_pass", "redis-cli --user app --pass {} ping", _PW),
+        _ctx("mongosh_p", "mongosh --host mongo.internal -u admin -p {} --quiet", _PW),
+        _ctx("mongodump_uri", "mongodump --uri mongodb://backup:{}@mongo.internal:27017/app", _PW),
+        _ctx("psql_conninfo", 'psql "host=db.internal user=app password={} dbname=app"', _PW),
+        _ctx("sqlcmd_P", 'sqlcmd -S tcp:sql.internal,1433 -U sa -P {} -Q "SELECT 1"', _PW),
+        _ctx("curl_user_long", "curl --user admin:{} https://jenkins.example.com/api/json", _PW),
+        _ctx("curl_proxy_user", "curl -x http://proxy:3128 --proxy-user ops:{} https://a.io", _PW),
+        _ctx("wget_password", "wget --user=ftp --password={} ftp://files.example.com/a.tgz", _PW),
+        _ctx("wget_http_password", "wget --http-user=ci --http-password {} https://x.io/b", _PW),
+        _ctx("git_clone_oauth2", "git clone https://oauth2:{}@gitlab.example.com/g/p.git", _PW),
+        _ctx(
+            "git_remote_set_url", "git remote set-url origin https://bot:{}@bitbucket.org/t/r", _PW
+        ),
+        _ctx("generic_token_eq", "kubectl --token={} get pods -A", _PW),
+        _ctx("generic_secret_space", "vault-agent --secret {} --addr https://vault.internal", _PW),
+        _ctx("generic_api_key_quoted", 'ollama-cli --api-key "{}" pull llama3', _PW),
+        _ctx("zip_P", "zip -r -P {} backup.zip ./data", _PW),
+        _ctx("sevenzip_p", "7z a -p{} -mhe=on secrets.7z ./vault", _PW),
+        _ctx(
+            "ldapsearch_w", "ldapsearch -x -H ldap://ldap.internal -D cn=admin -w {} -b dc=x", _PW
+        ),
+        _ctx("openssl_passin", "openssl pkcs12 -in cert.p12 -passin pass:{} -nokeys", _PW),
+        _ctx("smbclient_user_pct", "smbclient //fileserver/share -U corp/alice%{} -c ls", _PW),
+        _ctx("htpasswd_batch", "htpasswd -bc /etc/nginx/.htpasswd admin {}", _PW),
+        _ctx("java_keystore_prop", "java -Djavax.net.ssl.keyStorePassword={} -jar app.jar", _PW),
+    )
+
+
+def _glued_names() -> tuple[SecretSample, ...]:
+    return (
+        _ctx(
+            "why_inline_pgpassword", "PGPASSWORD={} psql -h db.internal -U app -c 'select 1'", _PW
+        ),
+        _ctx("mysql_pwd_inline", "MYSQL_PWD={} mysql -u root -e 'show databases'", _PW),
+        _ctx("export_pgpassword", "export PGPASSWORD={}", _PW),
+        _ctx("env_dbpass", "env DBPASS={} ./migrate.sh", _PW),
+        _ctx("apikey_inline", "APIKEY={} node server.js", _PW),
+        _ctx("sshpass_env", "SSHPASS={} sshpass -e ssh deploy@web1", _PW),
+        _ctx("redispassword_env", "REDISPASSWORD={}", _PW),
+        _ctx("windows_set_adminpass", "set ADMINPASS={}", _PW),
+        _ctx("smtppass_inline", "SMTPPASS={} ./send-report", _PW),
+        _ctx("awssecret_env", "AWSSECRET={}", _PW),
+        _ctx("mongopwd_inline", "MONGOPWD={} ./seed.sh", _PW),
+        _ctx("npmauthtoken_env", "NPMAUTHTOKEN={}", _PW),
+        _ctx("docker_e_pgpassword", "docker run -e PGPASSWORD={} postgres:16 psql", _PW),
+        _ctx("powershell_env_dbpassword", '$env:DBPASSWORD = "{}"', _PW),
+        _ctx("dotnet_double_underscore", "ConnectionStrings__DbPassword={}", _PW),
+        _ctx("env_prefix_two_vars", "DB_USER=app DBPASSWD={} ./run", _PW),
+    )
+
+
+def _config_files() -> tuple[SecretSample, ...]:
+    return (
+        _ctx("dotenv_dbpass", "# .env\nAPP_ENV=production\nDBPASS={}\nDEBUG=false", _PW),
+        _ctx("yaml_glued", "database:\n  host: db.internal\n  dbpassword: {}\n  port: 5432", _PW),
+        _ctx("toml_glued", '[database]\nhost = "db.internal"\npgpassword = "{}"', _PW),
+        _ctx("ini_glued", "[client]\nuser=app\nmysqlpwd={}\n", _PW),
+        _ctx("json_camel_pass", '{{"user": "app", "adminPass": "{}"}}', _PW),
+        _ctx("json_apikey", '{{"apikey": "{}", "region": "eu"}}', _PW),
+        _ctx("java_properties", "spring.datasource.password={}", _PW),
+        _ctx("compose_environment", "environment:\n  - POSTGRES_PASSWORD={}", _PW),
+        _ctx("npmrc_password", "//registry.example.com/:_password={}", _PW),
+        _ctx(
+            "pip_conf_index_url", "[global]\nindex-url = https://u:{}@pypi.example.com/simple", _PW
+        ),
+        _ctx("git_credentials_file", "https://alice:{}@github.com", _PW),
+        _ctx("pgpass_line", "db.internal:5432:app:app_user:{}", 32),
+        _ctx("tfvars_password", 'db_password = "{}"', _PW),
+    )
+
+
+def _bare_tokens() -> tuple[SecretSample, ...]:
+    return (
+        _ctx("why_bare_aws_secret", "{}", 40, _B64),
+        _ctx("aws_secret_after_label", "Secret access key:\n{}", 40, _B64),
+        _ctx("azure_storage_key_bare", "{}==", 86, _B64),
+        _ctx("gcp_hmac_secret_bare", "  {}  (store it safely)", 40, _B64),
+        _ctx("random_token_32", "Your new token is {} - it will not be shown again.", 32),
+        _ctx("random_token_48", "{}", 48),
+        _ctx("random_b64url_64", "{}", 64, _B64URL),
+        _ctx("cloudflare_style_token", "{}", 40, _B64URL),
+        _ctx("bare_token_table_cell", "| prod | {} | active |", 40),
+        _ctx("bare_token_json_value", '{{"value": "{}"}}', 44),
+        _ctx("bare_token_csv", "id,label\n17,{}", 36),
+    )
+
+
+def _samples() -> tuple[SecretSample, ...]:
+    legacy = tuple(replace(s, family=_family(s.name)) for s in _legacy_samples())
+    groups = (
+        ("command_line", _command_line()),
+        ("glued_name", _glued_names()),
+        ("config_file", _config_files()),
+        ("bare_token", _bare_tokens()),
+    )
+    return legacy + tuple(replace(s, family=f) for f, group in groups for s in group)
+
+
 SECRET_SAMPLES: tuple[SecretSample, ...] = _samples()
+# The three shapes issue 21 found leaking: a registry login's -p, an inline PGPASSWORD=, and
+# a bare cloud secret key on its own line.
+WHY_SAMPLES: tuple[SecretSample, ...] = tuple(
+    s for s in SECRET_SAMPLES if s.name.startswith("why_")
+)
+
+
+def families() -> dict[str, list[SecretSample]]:
+    """The corpus grouped by family (provider keys, headers, command lines, bare tokens, …)."""
+    out: dict[str, list[SecretSample]] = {}
+    for sample in SECRET_SAMPLES:
+        out.setdefault(sample.family, []).append(sample)
+    return out
+
 
 HARMLESS_STRINGS: tuple[str, ...] = (
     "The quick brown fox jumps over the lazy dog.",

@@ -1,0 +1,159 @@
+"""Bare high-entropy tokens: a random-looking run of token characters is a secret by itself.
+
+A cloud secret key printed on its own line (``aws configure get aws_secret_access_key``) has
+no prefix and no name beside it. `redact_bare_tokens` finds runs of base64/base62 characters
+and replaces those whose *character classes* look random: all of upper case, lower case and
+digits, switching between classes often, with a high per-character entropy and enough digit
+runs. Identifiers (``getUTF8StringFromBase64``), paths, hex digests, UUIDs and git SHAs, digests
+with an algorithm prefix (``sha512-…``, ``h1:…``), URLs and base64 image data are kept. The
+thresholds were chosen on the corpora in ``tests/reliability`` (see docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from itertools import groupby
+
+__all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
+
+MIN_TOKEN = 24  # shorter random runs are ids (nanoid 21, Stripe object ids ~24) more than keys
+MAX_TOKEN = 256  # longer runs are encoded data (images, blobs), not credentials
+_MIN_ENTROPY = 0.80  # Shannon bits per char, as a fraction of log2(min(len, alphabet))
+_MIN_SWITCHES = 0.40  # share of neighbouring characters whose classes differ
+_MAX_WORDS = 0.40  # share of characters in word-like runs (4+ letters with a vowel)
+
+_RUN = re.compile(r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN) + r",}={0,2}")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
+_DIGEST_BEFORE = re.compile(
+    r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
+)
+_DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
+_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+# Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, ICO/MP4 headers: image or document data.
+_MEDIA_HEADS = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg")
+_WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
+_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|[nrtbf]")
+
+
+# Each token character's class: digit, upper case, lower case, other ("+/_-").
+_CLASSES = str.maketrans(
+    {
+        **dict.fromkeys(map(ord, "0123456789"), "0"),
+        **dict.fromkeys(range(ord("A"), ord("Z") + 1), "1"),
+        **dict.fromkeys(range(ord("a"), ord("z") + 1), "2"),
+        **dict.fromkeys(map(ord, "+/_-="), "3"),
+    }
+)
+
+
+def looks_random(core: str) -> bool:
+    """True when a run of token characters has the character-class profile of a random key."""
+    n = len(core)
+    if n < MIN_TOKEN or n > MAX_TOKEN:
+        return False
+    if core.count("/") >= 4:
+        return False  # a path, not base64 with a slash or two in it
+    classes = core.translate(_CLASSES)
+    if "0" not in classes or "1" not in classes or "2" not in classes:
+        return False
+    switches = sum(1 for _ in groupby(classes)) - 1
+    if switches < _MIN_SWITCHES * (n - 1):
+        return False
+    if sum(len(w) for w in _WORD.findall(core) if len(w) >= 4) >= _MAX_WORDS * n:
+        return False  # mostly pronounceable words: an identifier such as getUTF8StringFromBase64
+    entropy = -sum(k / n * math.log2(k / n) for k in Counter(core).values())
+    return entropy >= _MIN_ENTROPY * math.log2(min(n, 64))
+
+
+def _kept(text: str, start: int, core: str) -> bool:
+    """Context that makes a random-looking run no secret: a digest, media data."""
+    if _HEXISH.fullmatch(core) is not None or _DIGEST_PREFIX.match(core) is not None:
+        return True
+    if core.startswith(_MEDIA_HEADS) or text.endswith("base64,", 0, start):
+        return True
+    return _DIGEST_BEFORE.search(text, max(0, start - 9), start) is not None
+
+
+def _in_base64_block(text: str, start: int, end: int) -> bool:
+    """A line of a wrapped base64 block (``base64 image.png``): lines 64 or 76 characters wide
+    and the last one shorter. A full line needs a full neighbour of its width; a last line
+    needs two full lines before it. One or two keys on their own lines are no block."""
+    line = text[start:end]
+    found = _line_before(text, start)
+    before = found[0] if found is not None else None
+    if len(line) in _WRAPS:
+        after = _line_after(text, end)
+        return any(
+            n is not None and len(n) == len(line) and n != line and _RUN.fullmatch(n)
+            for n in (before, after)
+        )
+    if found is None or before is None or len(before) not in _WRAPS or len(line) > len(before):
+        return False
+    earlier = _line_before(text, found[1])
+    return earlier is not None and len(earlier[0]) == len(before) and earlier[0] != before
+
+
+_WRAPS = (64, 76)
+_NEWLINE = re.compile(r"\r?\n|(?:\\+r)?\\+n")  # a line break, or one JSON-escaped
+
+
+def _line_after(text: str, end: int) -> str | None:
+    newline = _NEWLINE.match(text, end)
+    if newline is None:
+        return None
+    run = re.compile(r"[A-Za-z0-9+/_\-]+={0,2}").match(text, newline.end())
+    return run.group() if run is not None else None
+
+
+def _line_before(text: str, start: int) -> tuple[str, int] | None:
+    """The whole line before the one starting at `start`, and where it starts."""
+    head = text[max(0, start - 90) : start]
+    breaks = list(_NEWLINE.finditer(head))
+    if not breaks or breaks[-1].end() != len(head):
+        return None  # no line break right before `start`
+    offset = start - len(head)
+    stop = breaks[-1].start()
+    if len(breaks) > 1:
+        begin = breaks[-2].end()
+    elif offset == 0:
+        begin = 0
+    else:
+        return None  # the line before is longer than any wrapped base64 line
+    return head[begin:stop], offset + begin
+
+
+def _in_url_path(text: str, urls: list[tuple[int, int]], start: int) -> bool:
+    """Inside a URL's host or path (ids such as a document's are kept), not a query value."""
+    for a, b in urls:
+        if a <= start < b:
+            return text.find("?", a, start) < 0
+    return False
+
+
+def redact_bare_tokens(text: str, replacement: str) -> str:
+    """Replace random-looking runs of token characters in `text` with `replacement`."""
+    urls: list[tuple[int, int]] | None = None
+    out: list[str] = []
+    pos = 0
+    for match in _RUN.finditer(text):
+        start, end = match.span()
+        if start and text[start - 1] == "\\":  # a JSON escape's letter is no token part
+            escape = _ESCAPE.match(text, start)
+            if escape is not None:
+                start = escape.end()
+        core = text[start:end].rstrip("=")
+        if _kept(text, start, core) or not looks_random(core.strip("-_")):
+            continue
+        if urls is None:
+            urls = [m.span() for m in _URL.finditer(text)]
+        if _in_url_path(text, urls, start) or _in_base64_block(text, start, end):
+            continue
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)

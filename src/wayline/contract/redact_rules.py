@@ -1,0 +1,247 @@
+"""The built-in value rules: token shapes, context rules and command-line credentials.
+
+Each rule is a `SecretPattern`: lowercase trigger substrings gate it (one scan finds which
+occur), and its `apply` rewrites a string. Token shapes replace the whole token; context
+rules replace only their `secret` group, so the text around stays readable
+(``docker login -u ci -p <redacted> registry``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+__all__ = ["REDACTED", "SecretPattern", "after_escape", "builtin_rules", "regex_rule"]
+
+REDACTED = "<redacted>"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretPattern:
+    """One value-redaction rule: its name, lowercase trigger substrings gating it, its rewrite."""
+
+    name: str
+    triggers: frozenset[str]
+    apply: Callable[[str], str]
+    regex: re.Pattern[str] | None = None  # what a regex rule was made from (it pickles)
+
+
+def _group_replacer(match: re.Match[str]) -> str:
+    whole = match.group(0)
+    start, end = match.span("secret")
+    if start < 0 or start == end:
+        return whole
+    base = match.start()
+    return whole[: start - base] + REDACTED + whole[end - base :]
+
+
+def _whole_replacer(match: re.Match[str]) -> str:
+    return REDACTED if match.group(0) else ""  # no marker between every character
+
+
+def regex_rule(name: str, regex: re.Pattern[str], triggers: Iterable[str]) -> SecretPattern:
+    """A rule replacing the `secret` named group when the regex has one, else the whole match."""
+    replacer = _group_replacer if "secret" in regex.groupindex else _whole_replacer
+
+    def apply(text: str) -> str:
+        return regex.sub(replacer, text)
+
+    return SecretPattern(name, frozenset(t.lower() for t in triggers), apply, regex)
+
+
+# A credential-looking token: 8+ chars and either a digit or two capitals, so prose
+# such as "bearer of good news" or "Basic arithmetic" never matches.
+def _tokenish(chars: str, tail: str = "") -> str:
+    return rf"(?=[{chars}]*[0-9]|(?:[{chars}]*?[A-Z]){{2}})[{chars}]{{8,}}{tail}"
+
+
+def after_escape(literal: str) -> str:
+    """Lookbehinds for ``literal`` after a JSON escape (the ``n`` of ``\\n`` is no token part)."""
+    return rf"(?<=\\[nrtbf]{literal})|(?<=\\u[0-9A-Fa-f]{{4}}{literal})"
+
+
+def _lit(prefix: str, rest: str, before: str = "A-Za-z0-9") -> str:
+    """`prefix` then `rest`, where `prefix` must not be glued to a preceding `before` char.
+
+    The boundary check sits after the literal on purpose: a leading lookbehind stops the
+    regex engine from scanning for the literal prefix at C speed (about 100x slower).
+    """
+    escaped = re.escape(prefix)
+    return f"{escaped}(?:(?<![{before}]{escaped})|{after_escape(escaped)}){rest}"
+
+
+_PEM = re.compile(
+    r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----"
+    r"(?:(?P<body>[\s\S]*?)(?P<end>-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----)"
+    r"|[A-Za-z0-9+/=\s\\:,.\-]*)"
+)
+
+
+def _pem_replacer(match: re.Match[str]) -> str:
+    kind = match.group("kind")
+    block = match.group("block") or ""
+    head = f"-----BEGIN {kind}PRIVATE KEY{block}-----"
+    if match.group("end") is None:  # unterminated (e.g. cut by a length bound): redact the rest
+        return head + REDACTED
+    return f"{head}{REDACTED}-----END {kind}PRIVATE KEY{block}-----"
+
+
+def _pem_apply(text: str) -> str:
+    return _PEM.sub(_pem_replacer, text)
+
+
+_NOT_REDACTED = r"(?!<redacted>)"
+
+# Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
+_CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
+    ("url_credentials", r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/?#@\"'<>]+)@", ("@",), 0),
+    ("url_token_userinfo", r"://(?P<secret>(?=[\w.~%\-]*[0-9])[\w.~%\-]{20,})@", ("@",), 0),
+    ("bearer",
+     r"earer(?:(?<![A-Za-z0-9_][Bb]earer)|" + after_escape("[Bb]earer") + r")[ \t]+(?P<secret>"
+     + _tokenish(r"\w.~+/\-", "=*") + ")",
+     ("bearer",), 0),
+    ("basic_auth",
+     r"asic(?:(?<![A-Za-z0-9_][Bb]asic)|" + after_escape("[Bb]asic") + r")[ \t]+(?P<secret>"
+     + _tokenish("A-Za-z0-9+/", "={0,2}") + ")",
+     ("basic",), 0),
+    ("cookie_header",
+     # "Cookie"/"cookie", alone or after "Set-": the value runs to the end of the line.
+     r"ookie(?<=[Cc]ookie)(?:(?<![A-Za-z0-9_\-][Cc]ookie)|(?<=[Ss]et-[Cc]ookie)|"
+     + after_escape("[Cc]ookie") + ")"
+     r"(?:\\*+[\"'])?[ \t]*+[:=][ \t]*+(?:\\*+[\"'])?"
+     r"(?P<secret>" + _NOT_REDACTED + r"[^\"\\\r\n]+)",
+     ("cookie",), 0),
+    ("query_secret_param",
+     r"[?&;](?:key|sig|signature|auth|x-amz-signature|x-amz-credential|x-goog-signature"
+     r"|x-goog-credential)=(?P<secret>" + _NOT_REDACTED + r"[^&#\s\"'<>]+)",
+     ("key=", "sig", "auth=", "credential="), re.IGNORECASE),
+    ("netrc_password",
+     r"machine(?:(?<![A-Za-z0-9_]machine)|" + after_escape("machine") + r")"
+     r"\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>" + _NOT_REDACTED
+     + r"(?:[^\s\\]|\\(?![nrtbfu\"]))+)",
+     ("machine",), 0),
+    ("slack_webhook",
+     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_\-]{10,})",
+     ("hooks.slack.com",), 0),
+    ("discord_webhook", r"/api/webhooks/[0-9]+/(?P<secret>[A-Za-z0-9_\-]{20,})",
+     ("/api/webhooks/",), 0),
+)  # fmt: skip
+
+# Token shapes replace the whole token: (name, literal prefix, rest). The prefix, lowercased,
+# is the trigger.
+_TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
+    ("openai_style_key", "sk-", r"(?=[\w\-]*[0-9])[\w\-]{20,}"),  # also sk-ant-, sk-proj-, …
+    ("stripe_secret_key", "sk_", r"(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("stripe_restricted_key", "rk_", r"(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("stripe_webhook_secret", "whsec_", r"[A-Za-z0-9+/=]{24,}"),
+    # Access key ids only; AIDA/AROA/… are public principal ids, not credentials.
+    ("aws_access_key_id", "A", r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    ("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
+    ("github_fine_grained_pat", "github_pat_", r"[A-Za-z0-9_]{40,}"),
+    ("gitlab_token", "gl", r"(?:pat|dt|ptt|rt)-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", "xox", r"[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("slack_app_token", "xapp-", r"[0-9]-[A-Za-z0-9\-]{10,}"),
+    ("jwt", "eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*)?"),
+    ("google_api_key", "AIza", r"[0-9A-Za-z_\-]{35}"),
+    ("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_\-]{20,}"),
+    ("google_oauth_access_token", "ya29.", r"[0-9A-Za-z_\-]{20,}"),
+    ("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}"),
+    ("npm_token", "npm_", r"[A-Za-z0-9]{30,}"),
+    ("pypi_token", "pypi-", r"[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", "SG.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    ("twilio_api_key", "SK", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
+    ("mailgun_key", "key-", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
+    ("digitalocean_token", "do", r"[por]_v1_[a-f0-9]{64}"),
+    ("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("databricks_token", "dapi", r"[a-f0-9]{32}(?:-[0-9])?"),
+    ("telegram_bot_token", ":AA", r"(?<=[0-9]{8}:AA)[A-Za-z0-9_\-]{33}"),
+    ("groq_key", "gsk_", r"[A-Za-z0-9]{40,}"),
+    ("replicate_token", "r8_", r"[A-Za-z0-9]{30,}"),
+    ("perplexity_key", "pplx-", r"[A-Za-z0-9]{40,}"),
+    ("xai_key", "xai-", r"[A-Za-z0-9]{40,}"),
+    ("nvidia_key", "nvapi-", r"[A-Za-z0-9_\-]{40,}"),
+    ("langsmith_key", "lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    ("tavily_key", "tvly-", r"(?:dev-)?[A-Za-z0-9]{20,}"),
+    ("notion_token", "ntn_", r"[A-Za-z0-9]{40,}"),
+    ("notion_legacy_token", "secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+    ("linear_key", "lin_api_", r"[A-Za-z0-9]{40}"),
+    ("atlassian_token", "ATATT3", r"[A-Za-z0-9_\-=]{50,}"),
+    ("vault_token", "hv", r"[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("square_token", "sq0", r"(?:atp|csp)-[A-Za-z0-9_\-]{22,}"),
+    ("postman_key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{58}"),
+    ("sentry_token", "sntry", r"[su]_[A-Za-z0-9+/=_]{40,}"),
+    ("grafana_service_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}"),
+    ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
+    ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
+    ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+)
+
+
+# Shapes whose literal prefix is too short to gate on (one or two letters occur in most
+# text): gate on the full distinctive prefixes instead.
+_SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "aws_access_key_id": ("akia", "asia", "abia", "acca"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "gitlab_token": ("glpat-", "gldt-", "glptt-", "glrt-"),
+    "digitalocean_token": ("dop_v1_", "doo_v1_", "dor_v1_"),
+    "vault_token": ("hvs.", "hvb.", "hvr."),
+}
+
+# Credentials passed as command-line arguments of common tools, where the flag alone
+# (often a short "-p") says nothing: the tool name before it does. The value may be quoted,
+# also with JSON escapes; a $VAR, %VAR%, {{ }} or <...> placeholder is kept.
+# The rest of one command up to its flag: no line break (raw or JSON-escaped) or ; | &.
+_SEG = r"(?:[^\r\n;|&\\]|\\(?![nr]))" + "{0,200}?"
+# A tool name starts a word, also right after a JSON escape ("\\ndocker login ...").
+_TOOL = r"(?:(?<![\w\-])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4}))"
+_VALUE = r"""(?:\\*["'])*(?P<secret>(?![<$%{])[^\s"'`;&|\\]+)"""
+# A glued "-p" is none of the longer flags other tools on the same line use (-pw, -passin).
+_GLUED_P = r"-p(?!w[ \t]|ass(?:in|out)?[ \t])"
+_CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("registry_login_password",
+     _TOOL + r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|oc|cf|finch)\b"
+     + _SEG + r"\blogin\b" + _SEG + r"[ \t]-p(?:[ \t]+|=)" + _VALUE,
+     ("login",)),
+    ("mysql_inline_password",  # -pSECRET, glued: "-p name" names the database
+     _TOOL + r"(?:mysql\w*|mariadb[\w\-]*|mycli)\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE,
+     ("mysql", "mariadb", "mycli")),
+    ("sshpass_password",
+     _TOOL + r"sshpass\b" + _SEG + r"[ \t]" + _GLUED_P + r"[ \t]*" + _VALUE, ("sshpass",)),
+    ("putty_password",
+     _TOOL + r"(?:plink|pscp|psftp)\b" + _SEG + r"[ \t]-pw[ \t]+" + _VALUE, ("-pw",)),
+    ("redis_cli_password",
+     _TOOL + r"redis-cli\b" + _SEG + r"[ \t]-a[ \t]+" + _VALUE, ("redis-cli",)),
+    ("mongo_password", _TOOL + r"mongo\w*\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("mongo",)),
+    ("sqlcmd_password",
+     _TOOL + r"(?:sqlcmd|bcp|osql|isql)\b" + _SEG + r"[ \t]-P[ \t]*" + _VALUE,
+     ("sqlcmd", "bcp", "osql", "isql")),
+    ("zip_password",
+     _TOOL + r"(?:zip|unzip|zipcloak)\b" + _SEG + r"[ \t]-P[ \t]+" + _VALUE, ("zip",)),
+    ("sevenzip_password", _TOOL + r"7z[az]?\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE, ("7z",)),
+    ("ldap_password", _TOOL + r"ldap\w+\b" + _SEG + r"[ \t]-w[ \t]+" + _VALUE, ("ldap",)),
+    ("openssl_pass_arg", r"-pass(?:in|out)?[ \t]+pass:" + _VALUE, ("pass:",)),
+    ("smb_user_password",
+     _TOOL + r"(?:smbclient|rpcclient|smbmap|smbcacls)\b" + _SEG
+     + r"[ \t](?:-U[ \t]*|--user=)[^\s%]+%" + _VALUE,
+     ("smbclient", "rpcclient", "smbmap", "smbcacls")),
+    ("htpasswd_batch_password",
+     _TOOL + r"htpasswd\b[ \t]+-\w*b\w*[ \t]+(?:\S+[ \t]+){2}" + _VALUE,
+     ("htpasswd",)),
+)  # fmt: skip
+
+
+def builtin_rules() -> list[SecretPattern]:
+    """Every built-in value rule, in the order they are applied."""
+    rules = [SecretPattern("pem_private_key", frozenset({"private key"}), _pem_apply)]
+    for name, pattern, triggers, flags in _CONTEXT_REGEXES:
+        rules.append(regex_rule(name, re.compile(pattern, flags), triggers))
+    for name, pattern, triggers in _CLI_REGEXES:
+        rules.append(regex_rule(name, re.compile(pattern), triggers))
+    for name, prefix, rest in _TOKEN_SHAPES:
+        # The telegram token's prefix is ":AA" after digits, so it keeps no boundary check.
+        regex = re.escape(prefix) + rest if prefix == ":AA" else _lit(prefix, rest)
+        triggers = _SHAPE_TRIGGERS.get(name, (prefix.lower(),))
+        rules.append(regex_rule(name, re.compile(regex), triggers))
+    return rules

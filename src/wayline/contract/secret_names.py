@@ -1,0 +1,273 @@
+"""Which names hold credentials, and which values are expressions rather than secrets.
+
+`name_is_sensitive` judges a key, header, flag or variable name from its words (camelCase,
+``-`` and ``_`` split, lowercased), including names glued without a separator
+(``PGPASSWORD``, ``DBPASS``, ``APIKEY``). `is_expression` tells a value that only refers to
+a secret (``form.get(...)``, ``${VAR}``, ``settings.SECRET_KEY``, ``<redacted>``) from one
+that is the secret, so source code that names a credential field survives redaction.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["KEY_TRIGGERS", "flag_is_sensitive", "is_expression", "name_is_sensitive", "split_key"]
+
+_CAMEL_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+# A name containing one of these words anywhere is a credential ("db_password", "client_secret").
+_SECRET_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "secrets",
+        "apikey",
+        "credential",
+        "credentials",
+        "cookie",
+        "bearer",
+        "privatekey",
+    }
+)
+# Glued spellings: a word ending in one of these is a credential ("pgpassword", "dbpass",
+# "mysqlpwd", "awssecret", "clientapikey", "npmauthtoken"), unless it is one of _NOT_GLUED.
+_GLUED_SUFFIXES = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "pass",
+    "secret",
+    "secrets",
+    "apikey",
+    "secretkey",
+    "privatekey",
+    "accesskey",
+    "authtoken",
+    "accesstoken",
+    "apitoken",
+    "credentials",
+)
+# Ordinary words (and $OLDPWD, a directory) that end like a credential word.
+_NOT_GLUED = frozenset(
+    {
+        "bypass",
+        "compass",
+        "encompass",
+        "surpass",
+        "trespass",
+        "overpass",
+        "underpass",
+        "impass",
+        "oldpwd",
+    }
+)
+# "<qualifier>_key" is a credential; plain "key", "primary_key", "pattern_key" and
+# "session_key" (a Hermes approval field) are not.
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "private",
+        "secret",
+        "access",
+        "signing",
+        "encryption",
+        "client",
+        "master",
+        "account",
+        "shared",
+        "subscription",
+        "auth",
+        "app",
+        "license",
+    }
+)
+# "max_token", "num_token": counts, never credentials (the plural forms never match at all).
+_COUNT_WORDS = frozenset(
+    {"max", "min", "num", "n", "total", "input", "output", "prompt", "completion", "cached"}
+)
+# A name ending in one of these describes a credential without holding it: POSTGRES_PASSWORD_FILE
+# holds a path, password_field a form field, secretName a Kubernetes object's name,
+# PasswordAuthentication an sshd switch.
+_META_WORDS = frozenset(
+    {
+        "field",
+        "fields",
+        "file",
+        "files",
+        "path",
+        "dir",
+        "name",
+        "names",
+        "type",
+        "length",
+        "len",
+        "policy",
+        "prompt",
+        "label",
+        "hint",
+        "env",
+        "url",
+        "uri",
+        "endpoint",
+        "regex",
+        "pattern",
+        "format",
+        "placeholder",
+        "strength",
+        "expiry",
+        "expiration",
+        "ttl",
+        "reset",
+        "authentication",
+        "command",
+        "cmd",
+        "ref",
+        "arn",
+        "version",
+        "count",
+        "manager",
+        "store",
+        "stdin",
+        "provider",
+        "helper",
+        "mount",
+        "rotation",
+    }
+)
+# Words before a final "pass" that make it a step, not a password ("first_pass", "dry_pass").
+_PASS_STEPS = frozenset(
+    {"first", "second", "third", "last", "next", "final", "single", "multi", "two", "one", "dry"}
+)
+# Substrings present in (the lowercase form of) every name `name_is_sensitive` accepts.
+KEY_TRIGGERS = ("pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth")
+
+
+def split_key(key: str) -> tuple[str, ...]:
+    """The lowercase words of a name: camelCase, acronyms and non-alphanumerics split."""
+    spaced = _CAMEL_ACRONYM.sub("_", _CAMEL_LOWER_UPPER.sub("_", key)).lower()
+    return tuple(w for w in _NON_ALNUM.split(spaced) if w)
+
+
+def _glued(word: str) -> bool:
+    if word in _NOT_GLUED:
+        return False
+    return any(word.endswith(s) and len(word) > len(s) for s in _GLUED_SUFFIXES) or any(
+        w in word for w in ("password", "passwd", "passphrase")
+    )
+
+
+def name_is_sensitive(words: tuple[str, ...]) -> bool:
+    """True when a name split by `split_key` holds a credential (built-in rules only)."""
+    if not words:
+        return False
+    last = words[-1]
+    prev = words[-2] if len(words) > 1 else ""
+    if last in _META_WORDS and len(words) > 1:
+        return False
+    if any(w in _SECRET_WORDS or _glued(w) for w in words):
+        return True
+    if last == "token":
+        return prev not in _COUNT_WORDS
+    if last in ("authorization", "auth"):
+        return True
+    if last == "key" and prev in _KEY_QUALIFIERS:
+        return True
+    if last == "header" and prev in ("auth", "authorization"):
+        return True
+    if last == "pass" and prev and prev not in _PASS_STEPS:
+        return True  # "smtp_pass", "DB_PASS"
+    # POSIX $PWD is the working directory; "db_pwd" / "mysql_pwd" are passwords.
+    return "pwd" in words and len(words) > 1
+
+
+_FLAG_WORDS = frozenset({"pass", "pw", "passwd", "password"})
+
+
+def flag_is_sensitive(words: tuple[str, ...]) -> bool:
+    """True when a command-line flag name holds a credential (``--pass`` and ``--pw`` too)."""
+    return (len(words) == 1 and words[0] in _FLAG_WORDS) or name_is_sensitive(words)
+
+
+# Values that only stand for a secret, quoted or not. Each alternative matches at the start.
+_PLACEHOLDER = re.compile(
+    r"""(?x)
+    \$[{(]?[A-Za-z_]                     # $VAR, ${VAR}, $(command), $_POST
+    | \$\{\{ | \$\( | \{\{ | \{% | <%      # ${{ secrets.X }}, {{ var }}, {% ... %}, <%= ... %>
+    | %[A-Za-z_]\w*%                     # %VAR% (Windows)
+    | <[A-Za-z_][\w .\-]*>               # <redacted>, <your-password>, <TOKEN>
+    | [*xX.\u2022]+$                     # a mask: ***, xxxx, ...
+    """
+)
+# Code that reads a secret from somewhere: a call or subscript ("form.get(", "os.environ[").
+_CALL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::|->|\?\.))*[A-Za-z_]\w*[(\[]")
+_ATTRIBUTE = re.compile(r"@?[A-Za-z_]\w*(?:(?:\.|::|->|\?\.)[A-Za-z_]\w*)+|@[A-Za-z_]\w*")
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*")
+# Literals that carry no secret, and type names after "password: " in annotations.
+_KEYWORDS = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "undefined",
+        "str",
+        "string",
+        "bytes",
+        "int",
+        "bool",
+        "secretstr",
+        "any",
+        "self",
+        "required",
+        "unset",
+        "empty",
+        # code keywords that start an expression ("token = await fetch()", "if not secret: raise")
+        "await",
+        "new",
+        "yield",
+        "lambda",
+        "function",
+        "not",
+        "raise",
+        "return",
+        "typeof",
+    }
+)
+# A version or address ("detect-secrets==1.5.0", "10.0.0.5"): no credential has that shape.
+_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
+
+
+def is_expression(value: str, *, quoted: bool = False) -> bool:
+    """True when an assignment's value refers to a secret instead of being one.
+
+    Placeholders (``${VAR}``, ``{{ x }}``, ``<redacted>``, ``***``) count quoted or not; code
+    (calls, attribute access, snake_case or camelCase variable names, type names and
+    keywords) only unquoted, since a quoted string is a literal whatever it looks like.
+    """
+    if not value or _PLACEHOLDER.match(value) is not None:
+        return True
+    stripped = value.rstrip(",;):")
+    if len(stripped) <= 3 and not any(c.isalnum() for c in stripped):
+        return True  # punctuation: "getpass('Password: ')" has no value after the colon
+    if quoted:
+        return False
+    if _CALL.match(value) is not None or value[0] == "`":  # a call, a template literal
+        return True
+    if _VERSION.fullmatch(stripped) is not None:
+        return True
+    if stripped.lower() in _KEYWORDS:
+        return True
+    # A dotted or snake_case word with a digit ("v1.x2", "abc_123") is a literal, not code.
+    if any(c.isdigit() for c in stripped):
+        return False
+    return _ATTRIBUTE.fullmatch(stripped) is not None or _IDENTIFIER.fullmatch(stripped) is not None

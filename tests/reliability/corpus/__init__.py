@@ -1,0 +1,1 @@
+"""Redaction corpora: ordinary text that must survive redaction unchanged (``benign``)."""
