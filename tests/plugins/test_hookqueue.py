@@ -66,6 +66,36 @@ def test_drain_is_bounded_by_its_timeout_when_an_observer_is_stuck() -> None:
     assert queue.drain(10.0) and ran == [1]
 
 
+def test_drain_waits_for_what_was_queued_before_it_not_for_later_hooks() -> None:
+    """drain() returns once the hooks queued before it ran, while a hook queued after it still
+    runs: a thread that never goes idle does not hold a session's end."""
+    thread = HookThread()
+    queue = HookQueue(label="busy", thread=thread)
+    first, later = threading.Event(), threading.Event()
+    marker: list[int] = []
+    queue.put("h", lambda: first.wait(10.0), {})
+    queue.put("h", lambda: marker.append(1), {})
+    drained = threading.Event()
+
+    def drain() -> None:
+        if queue.drain(10.0):
+            drained.set()
+
+    waiter = threading.Thread(target=drain)
+    waiter.start()
+    try:
+        assert _wait_for(lambda: thread.waiters == 1)  # drain() holds its ticket
+        queue.put("h", lambda: later.wait(10.0), {})
+        first.set()
+        assert drained.wait(10.0) and marker == [1]
+        assert not later.is_set()  # the later hook is still running: it was not waited for
+    finally:
+        first.set()
+        later.set()
+        waiter.join()
+        queue.drain(10.0)
+
+
 def test_a_full_queue_blocks_the_hook_until_the_thread_makes_room() -> None:
     """With the queue at its limit a hook call waits (nothing is dropped) and returns as soon
     as the thread has run one callback; every hook then runs, in order."""
@@ -141,7 +171,7 @@ def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
     bus.register("post_tool_call", second.wrap("post_tool_call", record("two")), "two")
     gate.put("h", lambda: opened.wait(5.0), {})  # holds the worker while we look
     bus.invoke_hook("post_tool_call", tool_name="t")
-    with hookqueue.shared.cond:
+    with hookqueue.shared.lock:
         queued = [i for i in hookqueue.shared.items if i[4] == "post_tool_call"]
     opened.set()
     assert len(queued) == 2 and queued[0][2] is queued[1][2]

@@ -74,18 +74,21 @@ class HookThread:
     def __init__(self, limit: int = QUEUE_LIMIT) -> None:
         self.limit = limit
         self.items: deque[Item] = deque()
-        self.cond = threading.Condition()
+        self.lock = threading.Lock()
+        self.has_items = threading.Condition(self.lock)  # the thread waits here for work
+        self.progress = threading.Condition(self.lock)  # drain() and full producers wait here
         self.thread: threading.Thread | None = None
-        self.idle = False  # the thread waits for a first item: a put must wake it
+        self.idle = False  # the thread waits for work: the next put must wake it
+        self.waiters = 0  # callers waiting on ``progress``: the thread notifies only then
         self.queued = 0  # items ever accepted ...
         self.done = 0  # ... and ever run: drain() waits for done to pass its ticket
         self.memos = Memos()  # sanitizer memos of the thread (the history repeats per call)
 
     def put(self, item: Item) -> bool:
         """Queue ``item``; False once its queue is closed (the caller runs it itself)."""
-        with self.cond:
+        with self.lock:
             while len(self.items) >= self.limit and not item[0].closed:
-                self.cond.wait()
+                self._wait_for_progress(None)
             if item[0].closed:
                 return False
             self.items.append(item)
@@ -94,49 +97,64 @@ class HookThread:
                 self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
                 self.thread.start()
             elif self.idle:
-                self.cond.notify_all()
+                self.idle = False  # one wakeup is enough, however many hooks follow
+                self.has_items.notify()
             return True
 
+    def _wait_for_progress(self, timeout_s: float | None) -> None:
+        self.waiters += 1
+        try:
+            self.progress.wait(timeout_s)
+        finally:
+            self.waiters -= 1
+
     def _run(self) -> None:
-        items, cond = self.items, self.cond
+        items = self.items
         while True:
-            with cond:
+            with self.lock:
                 while not items:
                     self.idle = True
-                    cond.notify_all()  # drain() waiters: nothing queued, nothing running
-                    cond.wait()
-                self.idle = False
+                    self.has_items.wait()
                 item = items.popleft()
-                if len(items) == self.limit - 1:
-                    cond.notify_all()  # a producer may wait for room
             try:
                 item[0].run(item, self.memos)
             finally:
-                with cond:
+                with self.lock:
                     self.done += 1
+                    if self.waiters:
+                        self.progress.notify_all()
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every item queued before this call has run (at most ``timeout_s``)."""
         if threading.current_thread() is self.thread:
             return True  # a callback that flushes: what is before it already ran
         deadline = time.monotonic() + timeout_s
-        with self.cond:
+        with self.lock:
             ticket = self.queued
             while self.done < ticket:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self.cond.wait(left)
+                self._wait_for_progress(left)
         return True
+
+    def close_queue(self, queue: HookQueue) -> None:
+        """Mark ``queue`` closed; its producers waiting for room run their hooks inline."""
+        with self.lock:
+            queue.closed = True
+            self.progress.notify_all()
 
     def pending(self, queue: HookQueue) -> int:
         """Items of ``queue`` still queued."""
-        with self.cond:
+        with self.lock:
             return sum(1 for item in self.items if item[0] is queue)
 
     def after_fork(self) -> None:
         # The thread did not survive the fork; the parent's queued hooks are not ours to run.
-        self.cond = threading.Condition()
+        self.lock = threading.Lock()
+        self.has_items = threading.Condition(self.lock)
+        self.progress = threading.Condition(self.lock)
+        self.waiters = 0
         self.items.clear()
         self.thread = None
         self.idle = False
@@ -249,9 +267,7 @@ class HookQueue:
     def close(self, timeout_s: float) -> bool:
         """Run what is queued (bounded by ``timeout_s``), then run later hooks inline."""
         done = self.drain(timeout_s)
-        with self._thread.cond:
-            self.closed = True
-            self._thread.cond.notify_all()  # producers waiting for room: they run inline now
+        self._thread.close_queue(self)
         return done
 
 
