@@ -96,7 +96,10 @@ def test_project_plugins_need_the_opt_in(
     for value in ("", "0", "no", "maybe"):
         monkeypatch.setenv("WAYLINE_ENABLE_PROJECT_PLUGINS", value)
         runtime = build_runtime(env["home"])
-        violations += int("proj" in runtime.manager.plugins or any(env["markers"].iterdir()))
+        row = runtime.manager.plugins.get("proj")  # a "missing" row that says why
+        loaded = row is not None and row.loaded
+        violations += int(loaded or any(env["markers"].iterdir()))
+        assert row is not None and "WAYLINE_ENABLE_PROJECT_PLUGINS=1" in str(row.error)
     monkeypatch.setenv("WAYLINE_ENABLE_PROJECT_PLUGINS", "1")
     runtime = build_runtime(env["home"])
     record("security_project", "security: project plugins loaded without the opt-in", violations)

@@ -328,8 +328,15 @@ def _object_key(plugin_object: Any) -> str:
 
 
 def _suggest(name: str, manifests: list[PluginManifest]) -> str:
-    """``; did you mean 'x'?`` for a near or leaf-name match, else the known keys."""
+    """``; did you mean 'x'?`` for a near or leaf-name match, else the known keys; a plugin of
+    the project directory that was skipped for want of the opt-in is named as such."""
     import difflib
+
+    if (Path.cwd() / ".wayline" / "plugins" / name / "plugin.yaml").is_file():
+        return (
+            f" (./.wayline/plugins/{name} is a project plugin: project plugins load only with "
+            "WAYLINE_ENABLE_PROJECT_PLUGINS=1)"
+        )
 
     keys = sorted(m.key for m in manifests)
     leaf = [m.key for m in manifests if m.leaf == name]
