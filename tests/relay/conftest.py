@@ -9,13 +9,16 @@ import pytest
 
 from wayline import relay
 from wayline.relay import scope as relay_scope
+from wayline.relay import stacks as relay_stacks
 
 
 @pytest.fixture(autouse=True)
 def fresh_scope_stack() -> Iterator[None]:
     """Run each test on a new implicit root so a failed test cannot leak open scopes."""
     token = relay_scope._top.set(None)
+    stack_token = relay_stacks._stack.set(None)
     yield
+    relay_stacks._stack.reset(stack_token)
     relay_scope._top.reset(token)
 
 

@@ -20,13 +20,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from wayline.relay import atof, codecs, guardrails, intercepts, llm, scope, subscribers, tools
+from wayline.relay import (
+    atof,
+    codecs,
+    event_metadata,
+    guardrails,
+    intercepts,
+    llm,
+    runtime_registrations,
+    scope,
+    scope_local,
+    subscribers,
+    tools,
+)
 from wayline.relay.atof import (
     AtofExporter,
     AtofExporterConfig,
     AtofExporterMode,
     AtofFormatError,
 )
+from wayline.relay.codecs import AnnotatedLLMRequest, AnnotatedLLMResponse
 from wayline.relay.datatypes import (
     Json,
     LLMAttributes,
@@ -45,41 +58,134 @@ from wayline.relay.outcomes import (
     ToolExecutionContext,
     ToolExecutionInterceptOutcome,
 )
+from wayline.relay.outcomes import LLMExecutionContext as LlmExecutionContext
+from wayline.relay.propagation import (
+    PropagationContext,
+    ScopeStack,
+    capture_propagation_context,
+    capture_propagation_context_with_root,
+    capture_rootless_propagation_context,
+    capture_traceparent,
+    create_scope_stack,
+    create_scope_stack_from_propagation,
+    fork_asyncio_context,
+    get_scope_stack,
+    propagate_scope_to_thread,
+    scope_stack_active,
+    set_thread_scope_stack,
+    use_scope_stack,
+)
+from wayline.relay.sanitize import (
+    LlmCodecIdentity,
+    LlmSanitizeRequestContext,
+    LlmSanitizeResponseContext,
+)
+from wayline.relay.typing_names import (
+    DataSchema,
+    EventMetadata,
+    EventMetadataInjectorCallback,
+    EventMetadataScalar,
+    EventMetadataValue,
+    EventSanitizeFields,
+    EventSanitizeGuardrail,
+    JsonObject,
+    JsonPrimitive,
+    JsonValue,
+    LlmConditionalExecutionGuardrail,
+    LlmExecutionIntercept,
+    LlmRequestIntercept,
+    LlmSanitizeRequestGuardrail,
+    LlmSanitizeResponseGuardrail,
+    LlmStreamExecutionIntercept,
+    LogSeverity,
+    ToolConditionalExecutionGuardrail,
+    ToolExecutionIntercept,
+    ToolRequestIntercept,
+    ToolSanitizeGuardrail,
+    UnsupportedBehavior,
+)
 
 __all__ = [
     "ATOF_VERSION",
+    "AnnotatedLLMRequest",
+    "AnnotatedLLMResponse",
     "AtifExporter",
     "AtofExporter",
     "AtofExporterConfig",
     "AtofExporterMode",
     "AtofFormatError",
     "AtofStreamExporter",
+    "DataSchema",
     "Event",
+    "EventMetadata",
+    "EventMetadataInjectorCallback",
+    "EventMetadataScalar",
+    "EventMetadataValue",
+    "EventSanitizeFields",
+    "EventSanitizeGuardrail",
     "Json",
+    "JsonObject",
+    "JsonPrimitive",
+    "JsonValue",
     "LLMAttributes",
     "LLMExecutionContext",
     "LLMHandle",
     "LLMRequest",
     "LLMRequestInterceptOutcome",
+    "LlmCodecIdentity",
+    "LlmConditionalExecutionGuardrail",
+    "LlmExecutionContext",
+    "LlmExecutionIntercept",
+    "LlmRequestIntercept",
+    "LlmSanitizeRequestContext",
+    "LlmSanitizeRequestGuardrail",
+    "LlmSanitizeResponseContext",
+    "LlmSanitizeResponseGuardrail",
+    "LlmStreamExecutionIntercept",
+    "LogSeverity",
     "MarkEvent",
     "PendingMarkSpec",
+    "PropagationContext",
     "ScopeAttributes",
     "ScopeEvent",
     "ScopeHandle",
+    "ScopeStack",
     "ScopeType",
     "ToolAttributes",
+    "ToolConditionalExecutionGuardrail",
     "ToolExecutionContext",
+    "ToolExecutionIntercept",
     "ToolExecutionInterceptOutcome",
     "ToolExecutionResult",
     "ToolHandle",
+    "ToolRequestIntercept",
+    "ToolSanitizeGuardrail",
+    "UnsupportedBehavior",
+    "adaptive",
     "atof",
+    "capture_propagation_context",
+    "capture_propagation_context_with_root",
+    "capture_rootless_propagation_context",
+    "capture_traceparent",
     "codecs",
+    "create_scope_stack",
+    "create_scope_stack_from_propagation",
+    "event_metadata",
+    "fork_asyncio_context",
+    "get_scope_stack",
     "guardrails",
     "intercepts",
     "llm",
+    "observability",
+    "propagate_scope_to_thread",
+    "runtime_registrations",
     "scope",
+    "scope_local",
+    "scope_stack_active",
+    "set_thread_scope_stack",
     "subscribers",
     "tools",
+    "use_scope_stack",
 ]
 
 
@@ -90,6 +196,10 @@ def __getattr__(name: str) -> Any:
         from wayline.relay.atif import AtifExporter
 
         return AtifExporter
+    if name in ("observability", "adaptive"):  # config helpers, imported on first use
+        import importlib
+
+        return importlib.import_module(f"wayline.relay.{name}")
     if name == "AtofStreamExporter":  # what AtofExporter(sink_type="stream") builds
         from wayline.relay.atof_stream import AtofStreamExporter
 

@@ -15,17 +15,24 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
+from wayline.relay.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse, text_of
+from wayline.relay.codec_support import floats
+from wayline.relay.codecs_anthropic import AnthropicMessagesCodec
+from wayline.relay.codecs_gemini import GeminiGenerateContentCodec
+from wayline.relay.codecs_responses import OpenAIResponsesCodec
 from wayline.relay.datatypes import Json, LLMRequest
 
 __all__ = [
     "AnnotatedLLMRequest",
     "AnnotatedLLMResponse",
+    "AnthropicMessagesCodec",
+    "GeminiGenerateContentCodec",
     "LlmCodec",
     "LlmResponseCodec",
     "OpenAIChatCodec",
+    "OpenAIResponsesCodec",
 ]
 
 OPENAI_CHAT: Final = "openai_chat"
@@ -72,86 +79,6 @@ FINISH_REASONS: Final = {
 }
 """OpenAI ``finish_reason`` → Relay's normalized value (others pass through unchanged)."""
 
-_REQUEST_FIELDS: Final = (
-    "messages",
-    "instructions",
-    "model",
-    "params",
-    "tools",
-    "tool_choice",
-    "api_specific",
-)
-_RESPONSE_FIELDS: Final = (
-    "id",
-    "model",
-    "message",
-    "tool_calls",
-    "finish_reason",
-    "usage",
-    "optimization_summary",
-    "api_specific",
-)
-
-
-def _flatten(obj: object, names: tuple[str, ...], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in names:
-        value = getattr(obj, name)
-        if value is not None and not (name == "params" and not value):
-            out[name] = value
-    for key, value in extra.items():
-        out.setdefault(key, value)
-    return out
-
-
-@dataclass(slots=True)
-class AnnotatedLLMRequest:
-    """A provider request in normalized form (mutable: intercepts edit it and return it).
-
-    ``messages`` and ``tools`` keep the provider's own item shapes; ``params`` holds sampling
-    and transport parameters; ``extra`` holds unknown top-level keys (kept verbatim).
-    """
-
-    messages: list[Json] | None = None
-    instructions: str | None = None
-    model: str | None = None
-    params: dict[str, Json] = field(default_factory=dict)
-    tools: list[Json] | None = None
-    tool_choice: Json | None = None
-    api_specific: dict[str, Json] | None = None
-    extra: dict[str, Json] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The annotation as written on ATOF (absent fields omitted, ``extra`` flattened)."""
-        return copy.deepcopy(_flatten(self, _REQUEST_FIELDS, self.extra))
-
-    @classmethod
-    def from_dict(cls, value: Mapping[str, Any]) -> AnnotatedLLMRequest:
-        """Rebuild an annotation from its dict form (unknown keys go to ``extra``)."""
-        known = {k: copy.deepcopy(v) for k, v in value.items() if k in _REQUEST_FIELDS}
-        extra = {k: copy.deepcopy(v) for k, v in value.items() if k not in _REQUEST_FIELDS}
-        params = known.pop("params", None) or {}
-        return cls(**known, params=dict(params), extra=extra)
-
-
-@dataclass(slots=True)
-class AnnotatedLLMResponse:
-    """A provider response in normalized form (what the ATIF builder reads first)."""
-
-    id: str | None = None
-    model: str | None = None
-    message: Json | None = None
-    tool_calls: list[dict[str, Json]] | None = None
-    finish_reason: str | None = None
-    usage: dict[str, Json] | None = None
-    optimization_summary: Json | None = None
-    api_specific: dict[str, Json] | None = None
-    extra: dict[str, Json] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The annotation as written on ATOF (absent fields omitted, ``extra`` flattened)."""
-        return copy.deepcopy(_flatten(self, _RESPONSE_FIELDS, self.extra))
-
 
 @runtime_checkable
 class LlmCodec(Protocol):
@@ -184,17 +111,6 @@ def _plain(value: Any) -> Any:
 
 def _object(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _text(content: Any) -> Any:
-    if isinstance(content, list):
-        texts = [
-            str(part["text"])
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        ]
-        return "".join(texts) if texts else content
-    return content
 
 
 def _arguments(raw: Any) -> Any:
@@ -252,7 +168,7 @@ class OpenAIChatCodec:
         return AnnotatedLLMRequest(
             messages=messages,
             model=model,
-            params=params,
+            params=floats(params, "temperature", "top_p") or None,
             tools=tools,
             tool_choice=tool_choice,
             api_specific={"api": OPENAI_CHAT},
@@ -280,7 +196,7 @@ class OpenAIChatCodec:
             messages = [system, *(messages or [])]
         if messages is not None:
             body["messages"] = messages
-        body.update(copy.deepcopy(annotated.params))
+        body.update(copy.deepcopy(annotated.params or {}))
         if annotated.tools is not None:
             body["tools"] = copy.deepcopy(annotated.tools)
         if annotated.tool_choice is not None:
@@ -317,7 +233,7 @@ class OpenAIChatCodec:
         return AnnotatedLLMResponse(
             id=data.get("id") if isinstance(data.get("id"), str) else None,
             model=data.get("model") if isinstance(data.get("model"), str) else None,
-            message=_text(message.get("content")),
+            message=text_of(message.get("content")),
             tool_calls=calls or None,
             finish_reason=FINISH_REASONS.get(finish, finish) if isinstance(finish, str) else None,
             usage=_usage(data.get("usage")),

@@ -2,7 +2,8 @@
 
 A guardrail is a CONTROL callback that decides whether a managed call may run at all:
 ``fn(request) -> None | str`` for LLM calls, ``fn(name, args) -> None | str`` for tools.
-``None`` allows; a string rejects with that reason. Guardrails run first, before request
+``None`` allows; a string rejects with that reason (coroutine functions are awaited).
+Guardrails run first, before request
 intercepts, in ``(priority, name)`` order, synchronously on the calling thread.
 
 Every evaluated guardrail emits a ``guardrail`` scope pair named after it (start data
@@ -19,6 +20,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from wayline.relay import publish as _publish
+from wayline.relay import sanitize as _sanitize
+from wayline.relay.awaiting import resolve
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMRequest
 from wayline.relay.events import emit_mark, emit_scope
@@ -31,16 +35,34 @@ from wayline.relay.uuid7 import uuid7_at
 __all__ = [
     "GuardrailRejected",
     "deregister_llm_conditional_execution",
+    "deregister_llm_sanitize_request",
+    "deregister_llm_sanitize_response",
+    "deregister_mark_sanitize",
+    "deregister_scope_sanitize_end",
+    "deregister_scope_sanitize_start",
     "deregister_tool_conditional_execution",
+    "deregister_tool_sanitize_request",
+    "deregister_tool_sanitize_response",
     "register_llm_conditional_execution",
+    "register_llm_sanitize_request",
+    "register_llm_sanitize_response",
+    "register_mark_sanitize",
+    "register_scope_sanitize_end",
+    "register_scope_sanitize_start",
     "register_tool_conditional_execution",
+    "register_tool_sanitize_request",
+    "register_tool_sanitize_response",
 ]
 
 LlmConditionalFn = Callable[[LLMRequest], "str | None"]
 ToolConditionalFn = Callable[[str, Json], "str | None"]
 
-LLM_CONDITIONAL = Registry("LLM conditional-execution guardrail")
-TOOL_CONDITIONAL = Registry("tool conditional-execution guardrail")
+LLM_CONDITIONAL = Registry(
+    "LLM conditional-execution guardrail", "llm_conditional_execution_guardrail"
+)
+TOOL_CONDITIONAL = Registry(
+    "tool conditional-execution guardrail", "tool_conditional_execution_guardrail"
+)
 
 
 class GuardrailRejected(RuntimeError):
@@ -72,7 +94,9 @@ def deregister_tool_conditional_execution(name: str) -> bool:
     return TOOL_CONDITIONAL.deregister(name)
 
 
-def _evaluate(entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...]) -> Any:
+def _evaluate(
+    entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...], target: str | None = None
+) -> Any:
     started = now_ns()
     uuid = uuid7_at(started)
     root = parent.propagation_root_uuid
@@ -86,11 +110,11 @@ def _evaluate(entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...
         "guardrail",
         (),
         None,
-        {"kind": kind},
+        {"kind": kind} if target is None else {"kind": kind, "target_name": target},
         None,
     )
     try:
-        verdict = entry.fn(*args)
+        verdict = resolve(entry.fn(*args))
         if verdict is not None and not isinstance(verdict, str):
             raise TypeError(
                 f"guardrail {entry.name!r} must return None or a str, not {type(verdict).__name__}"
@@ -168,6 +192,85 @@ def check_tool(name: str, args: Json, handle: ScopeHandle | None) -> None:
         return
     parent = current() if handle is None else handle
     for entry in chain:
-        reason = _evaluate(entry, parent, "tool_conditional_execution", (name, copy.deepcopy(args)))
+        reason = _evaluate(
+            entry, parent, "tool_conditional_execution", (name, copy.deepcopy(args)), name
+        )
         if reason is not None:
             raise _reject(name, parent, entry, reason)
+
+
+# -- sanitize guardrails (observability only; fail closed) -----------------------------------
+
+
+def register_mark_sanitize(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
+    """Register ``fn(event, fields) -> fields`` applied to every published mark."""
+    _publish.register(_publish.MARK_SANITIZE, name, priority, guardrail)
+
+
+def deregister_mark_sanitize(name: str) -> bool:
+    """Remove a mark sanitizer; ``True`` if it existed."""
+    return _publish.deregister(_publish.MARK_SANITIZE, name)
+
+
+def register_scope_sanitize_start(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
+    """Register ``fn(event, fields) -> fields`` applied to every scope start event."""
+    _publish.register(_publish.SCOPE_SANITIZE_START, name, priority, guardrail)
+
+
+def deregister_scope_sanitize_start(name: str) -> bool:
+    """Remove a scope-start sanitizer; ``True`` if it existed."""
+    return _publish.deregister(_publish.SCOPE_SANITIZE_START, name)
+
+
+def register_scope_sanitize_end(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
+    """Register ``fn(event, fields) -> fields`` applied to every scope end event."""
+    _publish.register(_publish.SCOPE_SANITIZE_END, name, priority, guardrail)
+
+
+def deregister_scope_sanitize_end(name: str) -> bool:
+    """Remove a scope-end sanitizer; ``True`` if it existed."""
+    return _publish.deregister(_publish.SCOPE_SANITIZE_END, name)
+
+
+def register_tool_sanitize_request(
+    name: str, priority: int, guardrail: Callable[[str, Json], Any]
+) -> None:
+    """Register ``fn(tool_name, args) -> args`` for the args recorded on tool start events."""
+    _sanitize.TOOL_REQUEST.register(name, priority, False, guardrail)
+
+
+def deregister_tool_sanitize_request(name: str) -> bool:
+    """Remove a tool sanitize-request guardrail; ``True`` if it existed."""
+    return _sanitize.TOOL_REQUEST.deregister(name)
+
+
+def register_tool_sanitize_response(
+    name: str, priority: int, guardrail: Callable[[str, Json], Any]
+) -> None:
+    """Register ``fn(tool_name, result) -> result`` for the result on tool end events."""
+    _sanitize.TOOL_RESPONSE.register(name, priority, False, guardrail)
+
+
+def deregister_tool_sanitize_response(name: str) -> bool:
+    """Remove a tool sanitize-response guardrail; ``True`` if it existed."""
+    return _sanitize.TOOL_RESPONSE.deregister(name)
+
+
+def register_llm_sanitize_request(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
+    """Register ``fn(request, context) -> LLMRequest | None`` for LLM start payloads."""
+    _sanitize.LLM_REQUEST.register(name, priority, False, guardrail)
+
+
+def deregister_llm_sanitize_request(name: str) -> bool:
+    """Remove an LLM sanitize-request guardrail; ``True`` if it existed."""
+    return _sanitize.LLM_REQUEST.deregister(name)
+
+
+def register_llm_sanitize_response(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
+    """Register ``fn(response, context) -> Json | None`` for LLM end payloads."""
+    _sanitize.LLM_RESPONSE.register(name, priority, False, guardrail)
+
+
+def deregister_llm_sanitize_response(name: str) -> bool:
+    """Remove an LLM sanitize-response guardrail; ``True`` if it existed."""
+    return _sanitize.LLM_RESPONSE.deregister(name)

@@ -22,10 +22,13 @@ is safe. With no intercepts registered nothing is copied.
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
+from wayline.relay import registrations as _reg
+from wayline.relay.awaiting import resolve, settle
 from wayline.relay.datatypes import Json, LLMRequest, ToolExecutionResult
 from wayline.relay.outcomes import (
     LLMExecutionContext,
@@ -57,52 +60,69 @@ ToolExecutionIntercept = Callable[
 ]
 
 
-class Entry(NamedTuple):
-    """One registered intercept (ordered by priority, then name)."""
-
-    priority: int
-    name: str
-    break_chain: bool
-    fn: Callable[..., Any]
+Entry = _reg.Entry
+REGISTRIES: list[Registry] = []
 
 
 class Registry:
-    """Named entries with a sorted snapshot that readers take without a lock."""
+    """Named entries with a sorted snapshot that readers take without a lock.
 
-    def __init__(self, kind: str) -> None:
+    ``kind`` names the registry in errors; ``reg_kind`` is its runtime-registration kind
+    (``RuntimeRegistrationKind`` value). ``chain`` adds scope-local entries and applies
+    registration gates when any exist (see :mod:`wayline.relay.registrations`).
+    """
+
+    def __init__(self, kind: str, reg_kind: str) -> None:
         self.kind = kind
+        self.reg_kind = reg_kind
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
-        self.chain: tuple[Entry, ...] = ()
+        self._chain: tuple[Entry, ...] = ()
+        REGISTRIES.append(self)
 
-    def register(self, name: str, priority: int, break_chain: bool, fn: Callable[..., Any]) -> None:
-        """Add ``fn`` as ``name``; ``RuntimeError`` when the name is taken."""
+    @property
+    def chain(self) -> tuple[Entry, ...]:
+        """The entries that run in the current context, in ``(priority, name)`` order."""
+        if not _reg.state.active:
+            return self._chain
+        return _reg.effective(self.reg_kind, self._chain)
+
+    def names(self) -> list[str]:
+        """Registered global names in chain order."""
+        return [entry.name for entry in self._chain]
+
+    def check(self, name: str, priority: int, fn: Callable[..., Any]) -> None:
+        """Raise ``TypeError`` for a bad name, priority or callback."""
         if not isinstance(name, str):
             raise TypeError(f"{self.kind} name must be a str, not {type(name).__name__}")
         if not callable(fn):
             raise TypeError(f"{self.kind} {name!r}: callback must be callable")
         if isinstance(priority, bool) or not isinstance(priority, int):
             raise TypeError(f"{self.kind} {name!r}: priority must be an int")
+
+    def register(self, name: str, priority: int, break_chain: bool, fn: Callable[..., Any]) -> None:
+        """Add ``fn`` as ``name``; ``RuntimeError`` when the name is taken."""
+        self.check(name, priority, fn)
         with self._lock:
             if name in self._entries:
                 raise RuntimeError(f"already exists: {self.kind} {name!r} is already registered")
             self._entries[name] = Entry(priority, name, bool(break_chain), fn)
-            self.chain = tuple(sorted(self._entries.values(), key=lambda e: (e.priority, e.name)))
+            self._chain = tuple(sorted(self._entries.values(), key=lambda e: (e.priority, e.name)))
 
     def deregister(self, name: str) -> bool:
         """Remove ``name``; ``True`` if it was registered."""
         with self._lock:
             if self._entries.pop(name, None) is None:
                 return False
-            self.chain = tuple(sorted(self._entries.values(), key=lambda e: (e.priority, e.name)))
+            self._chain = tuple(sorted(self._entries.values(), key=lambda e: (e.priority, e.name)))
             return True
 
 
-LLM_REQUEST = Registry("LLM request intercept")
-LLM_EXECUTION = Registry("LLM execution intercept")
-LLM_STREAM_EXECUTION = Registry("LLM stream execution intercept")
-TOOL_REQUEST = Registry("tool request intercept")
-TOOL_EXECUTION = Registry("tool execution intercept")
+LLM_REQUEST = Registry("LLM request intercept", "llm_request_intercept")
+LLM_EXECUTION = Registry("LLM execution intercept", "llm_execution_intercept")
+LLM_STREAM_EXECUTION = Registry("LLM stream execution intercept", "llm_stream_execution_intercept")
+TOOL_REQUEST = Registry("tool request intercept", "tool_request_intercept")
+TOOL_EXECUTION = Registry("tool execution intercept", "tool_execution_intercept")
 
 
 def register_llm_request(
@@ -222,7 +242,7 @@ def run_llm_request_chain(
     """Run the registered LLM request intercepts (synchronous callbacks)."""
     state = LLMRequestChain(name, request, annotated, codec_active)
     for entry in LLM_REQUEST.chain:
-        if state.accept(entry, entry.fn(*state.arguments())):
+        if state.accept(entry, resolve(entry.fn(*state.arguments()))):
             break
     return state.outcome()
 
@@ -252,7 +272,7 @@ def run_llm_execution_chain(
 def run_tool_request_chain(name: str, args: Json) -> Json:
     """Run the registered tool request intercepts over ``args``."""
     for entry in TOOL_REQUEST.chain:
-        args = entry.fn(name, copy.deepcopy(args))
+        args = resolve(entry.fn(name, copy.deepcopy(args)))
         if entry.break_chain:
             break
     return args
@@ -289,3 +309,86 @@ def run_tool_execution_chain(
         return outcome.to_result()
 
     return call(0, args)
+
+
+# -- async chains (coroutine-function intercepts, as Relay accepts them) ---------------------
+
+
+def all_async(chain: tuple[Entry, ...]) -> bool:
+    """Whether every entry is a coroutine function (the chain then runs on the event loop)."""
+    return all(inspect.iscoroutinefunction(entry.fn) for entry in chain)
+
+
+async def run_tool_execution_chain_async(
+    chain: tuple[Entry, ...],
+    name: str,
+    args: Json,
+    tool_call_id: str | None,
+    func: Callable[[Json], Any],
+    marks: list[PendingMarkSpec],
+) -> ToolExecutionResult[Any]:
+    """:func:`run_tool_execution_chain` for async intercepts: ``await next(args)``."""
+
+    async def call(index: int, current: Json) -> ToolExecutionResult[Any]:
+        if index == len(chain):
+            return as_tool_result(await settle(func(current)))
+        entry = chain[index]
+        ctx = ToolExecutionContext(name, current, tool_call_id)
+
+        async def next_call(nxt: Json) -> ToolExecutionResult[Any]:
+            return await call(index + 1, nxt)
+
+        outcome = await settle(entry.fn(ctx, next_call))
+        if not isinstance(outcome, ToolExecutionInterceptOutcome):
+            raise RuntimeError(
+                "internal error: tool execution intercept must return "
+                f"ToolExecutionInterceptOutcome: '{_type_name(outcome)}' object cannot be "
+                f"converted to 'ToolExecutionInterceptOutcome' (intercept {entry.name!r})"
+            )
+        marks.extend(outcome.pending_marks)
+        return outcome.to_result()
+
+    return await call(0, args)
+
+
+async def run_tool_request_chain_async(name: str, args: Json) -> Json:
+    """:func:`run_tool_request_chain` awaiting coroutine-function intercepts."""
+    for entry in TOOL_REQUEST.chain:
+        args = await settle(entry.fn(name, copy.deepcopy(args)))
+        if entry.break_chain:
+            break
+    return args
+
+
+async def run_llm_request_chain_async(
+    name: str, request: LLMRequest, annotated: Any, codec_active: bool
+) -> LLMRequestInterceptOutcome:
+    """:func:`run_llm_request_chain` awaiting coroutine-function intercepts."""
+    state = LLMRequestChain(name, request, annotated, codec_active)
+    for entry in LLM_REQUEST.chain:
+        if state.accept(entry, await settle(entry.fn(*state.arguments()))):
+            break
+    return state.outcome()
+
+
+async def run_llm_execution_chain_async(
+    chain: tuple[Entry, ...],
+    name: str,
+    request: LLMRequest,
+    ctx: LLMExecutionContext,
+    provider: Callable[[LLMRequest], Any],
+) -> Any:
+    """:func:`run_llm_execution_chain` for async intercepts: ``await next(request)``."""
+
+    async def call(index: int, req: LLMRequest) -> Any:
+        if not isinstance(req, LLMRequest):
+            raise TypeError(f"LLM execution next() needs an LLMRequest, not {_type_name(req)}")
+        if index == len(chain):
+            return await settle(provider(req))
+
+        async def next_call(nxt: LLMRequest) -> Any:
+            return await call(index + 1, nxt)
+
+        return await settle(chain[index].fn(name, req, ctx, next_call))
+
+    return await call(0, request)

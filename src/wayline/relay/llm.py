@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _icpt
+from wayline.relay import sanitize as _sanitize
 from wayline.relay import subscribers as _subs
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
@@ -120,6 +121,11 @@ def _begin_span(
     callbacks = _subs._callbacks
     if callbacks:
         profile = span.profile()
+        recorded: LLMRequest | None = request
+        if _sanitize.LLM_REQUEST.chain:
+            recorded = _sanitize.llm_request(request)
+            if recorded is None:
+                annotated_request = None
         if annotated_request is not None:
             profile["annotated_request"] = annotated_request
         _subs.dispatch(
@@ -133,7 +139,7 @@ def _begin_span(
                 "llm",
                 span._attr_strings,
                 profile,
-                _start_event_data(request),
+                None if recorded is None else _start_event_data(recorded),
                 None,
                 metadata,
             ),
@@ -185,6 +191,10 @@ def _emit_end(
     callbacks = _subs._callbacks
     if callbacks:
         profile = span.profile()
+        if response is not None and _sanitize.LLM_RESPONSE.chain:
+            response, kept = _sanitize.llm_response(response)
+            if not kept:
+                annotated_response = None
         if annotated_response is not None and response is not None:
             profile["annotated_response"] = annotated_response
         if extra_profile:
@@ -384,7 +394,11 @@ async def execute(
     )
     chain = _icpt.LLM_EXECUTION.chain
     try:
-        if chain:
+        if chain and _icpt.all_async(chain):
+            response = await _icpt.run_llm_execution_chain_async(
+                chain, name, provider_request, _context(span, annotated, response_codec), func
+            )
+        elif chain:
             loop = asyncio.get_running_loop()
             ctx = _context(span, annotated, response_codec)
 

@@ -19,11 +19,13 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Final
 
+from wayline.relay import registrations as _reg
 from wayline.relay import subscribers as _subs
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ScopeAttributes, ScopeType, attribute_bits
 from wayline.relay.events import MarkEvent, ScopeEvent, merge_json
 from wayline.relay.handles import ScopeHandle
+from wayline.relay.stacks import ScopeStack, _stack
 from wayline.relay.timefmt import datetime_to_ns
 from wayline.relay.uuid7 import uuid7_at
 
@@ -36,15 +38,56 @@ ROOT_NAME: Final = "root"
 _top: ContextVar[ScopeHandle | None] = ContextVar("wayline_relay_scope_top", default=None)
 
 
-def _new_root() -> ScopeHandle:
+def make_root(uuid: str | None = None, root_uuid: str | None = None) -> ScopeHandle:
+    """A new implicit root (its own uuid unless continuing a propagated parent)."""
     now = now_ns()
-    uuid = uuid7_at(now)
+    uuid = uuid7_at(now) if uuid is None else uuid
+    rooted = root_uuid is not None
     # Relay's root is Agent-typed (its session-id lookup skips it explicitly); never emitted.
-    root = ScopeHandle(
-        uuid, ROOT_NAME, ScopeType.Agent, 0, (), None, None, None, now, uuid, None, False, True
+    return ScopeHandle(
+        uuid,
+        ROOT_NAME,
+        ScopeType.Agent,
+        0,
+        (),
+        None,
+        None,
+        None,
+        now,
+        uuid if root_uuid is None else root_uuid,
+        None,
+        rooted,
+        True,
     )
-    _top.set(root)
-    return root
+
+
+def _new_root() -> ScopeHandle:
+    stack = _stack.get()
+    if stack is None:
+        stack = ScopeStack(make_root())
+        _stack.set(stack)
+    _top.set(stack.top)
+    return stack.top
+
+
+def _set_top(handle: ScopeHandle | None) -> None:
+    _top.set(handle)
+    stack = _stack.get()
+    if stack is not None and handle is not None:
+        stack.top = handle
+
+
+def stack_uuids() -> list[str]:
+    """Uuids of the scopes on the current stack, innermost first (root included)."""
+    uuids: list[str] = []
+    node = _top.get()
+    while node is not None:
+        uuids.append(node.uuid)
+        node = node._below
+    return uuids
+
+
+_reg.state.stack_uuids = stack_uuids
 
 
 def get_handle() -> ScopeHandle:
@@ -129,7 +172,7 @@ def push(
         top,
         rooted,
     )
-    _top.set(pushed)
+    _set_top(pushed)
     callbacks = _subs._callbacks
     if callbacks:
         _subs.dispatch(
@@ -178,7 +221,7 @@ def pop(
         raise _pop_error(top, handle)
     if handle._is_root:
         raise RuntimeError("invalid argument: the implicit root scope cannot be popped")
-    _top.set(handle._below)
+    _set_top(handle._below)
     callbacks = _subs._callbacks
     if callbacks:
         _subs.dispatch(
@@ -198,6 +241,8 @@ def pop(
             ),
             callbacks,
         )
+    if _reg.state.local:
+        _reg.drop_scope(handle.uuid)
 
 
 def _severity_text(severity: object) -> str:
@@ -417,11 +462,11 @@ def open_detached(
     on another): parentage comes from the explicit ``handle``, never from a thread's stack.
     Close it with :func:`close_detached`.
     """
-    token_top = _top.get()
+    token_top = get_handle()
     pushed = push(
         name, scope_type, handle=handle or get_handle(), data=data, metadata=metadata, input=input
     )
-    _top.set(token_top)
+    _set_top(token_top)
     return pushed
 
 

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wayline.relay import registrations as _reg
+
 if TYPE_CHECKING:
     from wayline.relay.events import Event
 
@@ -31,11 +33,34 @@ _failed: set[str] = set()
 # Emitters read this tuple without a lock: registration replaces it wholesale, so a reader
 # sees either the old or the new snapshot, and an empty tuple means "build no event at all".
 _callbacks: tuple[tuple[str, Callback], ...] = ()
+# Publication middleware (wayline.relay.publish) and scope-local delivery, when installed.
+_hook: Callable[[Event], None] | None = None
+_local: Callback | None = None
+LOCAL_NAME = "<scope-local subscribers>"
+
+
+def _rebuild() -> None:
+    global _callbacks
+    items = tuple(_registry.items())
+    _callbacks = items if _local is None else (*items, (LOCAL_NAME, _local))
+
+
+def set_hook(hook: Callable[[Event], None] | None) -> None:
+    """Install (or remove) the function applied to every event before delivery."""
+    global _hook
+    _hook = hook
+
+
+def set_local_delivery(callback: Callback | None) -> None:
+    """Install (or remove) the scope-local subscribers' delivery callback."""
+    global _local
+    with _lock:
+        _local = callback
+        _rebuild()
 
 
 def register(name: str, callback: Callback) -> None:
     """Register ``callback`` under a unique ``name``; ``RuntimeError`` if the name is taken."""
-    global _callbacks
     if not callable(callback):
         raise TypeError(f"subscriber {name!r}: callback must be callable")
     with _lock:
@@ -43,22 +68,21 @@ def register(name: str, callback: Callback) -> None:
             raise RuntimeError(f"subscriber {name!r} is already registered")
         _registry[name] = callback
         _failed.discard(name)
-        _callbacks = tuple(_registry.items())
+        _rebuild()
 
 
 def deregister(name: str) -> bool:
     """Remove the subscriber ``name``; ``True`` if one was removed."""
-    global _callbacks
     with _lock:
         if _registry.pop(name, None) is None:
             return False
-        _callbacks = tuple(_registry.items())
+        _rebuild()
         return True
 
 
 def registered() -> list[str]:
     """Names of the registered subscribers, in registration order."""
-    return [name for name, _ in _callbacks]
+    return [name for name, _ in _callbacks if name != LOCAL_NAME]
 
 
 def flush() -> None:
@@ -73,6 +97,20 @@ async def flush_async() -> None:
 
 
 def dispatch(event: Event, callbacks: tuple[tuple[str, Callback], ...]) -> None:
+    """Publish ``event``: publication middleware, then each (ungated) callback."""
+    hook = _hook
+    if hook is not None:
+        hook(event)
+    if _reg.state.gates:
+        callbacks = tuple(
+            item
+            for item in callbacks
+            if item[0] == LOCAL_NAME or _reg.allowed("subscriber", item[0])
+        )
+    dispatch_plain(event, callbacks)
+
+
+def dispatch_plain(event: Event, callbacks: tuple[tuple[str, Callback], ...]) -> None:
     """Deliver ``event`` to each callback; an ``Exception`` is logged once per name and skipped."""
     for name, callback in callbacks:
         try:

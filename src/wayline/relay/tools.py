@@ -14,6 +14,7 @@ from typing import Any
 
 from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _icpt
+from wayline.relay import sanitize as _sanitize
 from wayline.relay import subscribers as _subs
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ToolAttributes, ToolExecutionResult, attribute_bits
@@ -73,6 +74,8 @@ def call(
     )
     callbacks = _subs._callbacks
     if callbacks:
+        if _sanitize.TOOL_REQUEST.chain:
+            args = _sanitize.tool_payload(_sanitize.TOOL_REQUEST, name, args)
         _subs.dispatch(
             ScopeEvent(
                 "start",
@@ -110,6 +113,8 @@ def _emit_end(
     callbacks = _subs._callbacks
     if callbacks:
         profile = tool.profile()
+        if result is not None and _sanitize.TOOL_RESPONSE.chain:
+            result = _sanitize.tool_payload(_sanitize.TOOL_RESPONSE, tool.name, result)
         if annotation is not None:
             profile["tool_result_annotation"] = annotation
         _subs.dispatch(
@@ -247,7 +252,11 @@ async def execute(
     chain = _icpt.TOOL_EXECUTION.chain
     marks: list[PendingMarkSpec] = []
     try:
-        if chain:
+        if chain and _icpt.all_async(chain):
+            outcome: Any = await _icpt.run_tool_execution_chain_async(
+                chain, name, call_args, tool_call_id, func, marks
+            )
+        elif chain:
             loop = asyncio.get_running_loop()
 
             def blocking(current: Json) -> Any:
@@ -256,7 +265,7 @@ async def execute(
                     value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
                 return value
 
-            outcome: Any = await asyncio.to_thread(
+            outcome = await asyncio.to_thread(
                 _icpt.run_tool_execution_chain,
                 chain,
                 name,
