@@ -4,10 +4,16 @@ Building OpenTelemetry spans, or rendering and writing ATOF lines and ATIF files
 tens to hundreds of microseconds per hook; done on the calling thread, that would be added
 to every model call and tool call. So a hook call only appends ``(queue, callback, payload,
 time)`` to a bounded deque — the payload dict by reference, no copy — and one daemon thread,
-``wayline-hooks``, shared by every :class:`HookQueue` of the process, sanitizes the payload
+``wayline-hooks``, shared by every :class:`HookQueue` of the process, sanitizes the payloads
 and runs the callbacks in arrival order, mostly while the agent waits for its model or a
 tool. This is the design of the OpenTelemetry SDK's batch processor and of NeMo Relay's
 own dispatcher: one background thread, no second process.
+
+Like the batch processor, the thread works on a schedule rather than per hook: the first hook
+wakes it, it gathers what arrives in the next :data:`SCHEDULE_DELAY_S` and runs the batch
+(at once when :data:`BATCH_MAX` hooks wait, or when somebody drains). Waking a thread costs
+the hook's caller a system call and, on a busy machine, its CPU; per batch, that cost is
+shared by every hook of the batch.
 
 Times stay exact: the thread pins relay's clock (:mod:`wayline.relay.clock`) to the time each
 callback's hook fired, so relay events stamp that time and spans started or ended without an
@@ -54,6 +60,13 @@ log = logging.getLogger("wayline.plugins.hooks")
 QUEUE_LIMIT = 65_536
 """Hooks waiting for the thread past which a hook call blocks until there is room."""
 
+SCHEDULE_DELAY_S = 0.1
+"""How long the thread gathers hooks after the first one before it runs them (a crash loses
+at most this much); :meth:`HookQueue.drain` cuts it short."""
+
+BATCH_MAX = 512
+"""Queued hooks that end the gathering at once."""
+
 THREAD_NAME = "wayline-hooks"
 
 
@@ -71,18 +84,25 @@ class HookThread:
     The process shares one (:data:`shared`); a test may make its own with a small limit.
     """
 
-    def __init__(self, limit: int = QUEUE_LIMIT) -> None:
+    def __init__(self, limit: int = QUEUE_LIMIT, delay_s: float = SCHEDULE_DELAY_S) -> None:
         self.limit = limit
+        self.delay_s = delay_s
         self.items: deque[Item] = deque()
         self.lock = threading.Lock()
         self.has_items = threading.Condition(self.lock)  # the thread waits here for work
         self.progress = threading.Condition(self.lock)  # drain() and full producers wait here
         self.thread: threading.Thread | None = None
-        self.idle = False  # the thread waits for work: the next put must wake it
+        self.state = "idle"  # idle (no hooks: a put wakes it), gathering, running
         self.waiters = 0  # callers waiting on ``progress``: the thread notifies only then
+        self.urgent = 0  # drain() callers: the thread does not gather while there are any
         self.queued = 0  # items ever accepted ...
         self.done = 0  # ... and ever run: drain() waits for done to pass its ticket
+        self.batch: list[Item] = []  # the batch being run, and how many of it ran
+        self.ran = 0
         self.memos = Memos()  # sanitizer memos of the thread (the history repeats per call)
+
+    def _full(self) -> bool:
+        return len(self.items) >= min(BATCH_MAX, self.limit)
 
     def put(self, item: Item) -> bool:
         """Queue ``item``; False once its queue is closed (the caller runs it itself)."""
@@ -96,8 +116,8 @@ class HookThread:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
                 self.thread.start()
-            elif self.idle:
-                self.idle = False  # one wakeup is enough, however many hooks follow
+            elif self.state == "idle" or (self.state == "gathering" and self._full()):
+                self.state = "woken"  # one wakeup is enough, however many hooks follow
                 self.has_items.notify()
             return True
 
@@ -108,21 +128,40 @@ class HookThread:
         finally:
             self.waiters -= 1
 
-    def _run(self) -> None:
+    def _next_batch(self) -> list[Item]:
+        """Wait for a first hook, gather for the schedule delay, take the batch (locked)."""
         items = self.items
+        while not items:
+            self.state = "idle"
+            self.has_items.wait()
+        self.state = "gathering"
+        deadline = time.monotonic() + self.delay_s
+        while not self.urgent and not self._full():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.has_items.wait(left)
+        self.state = "running"
+        batch = self.batch = list(items)
+        self.ran = 0
+        items.clear()
+        if self.waiters:
+            self.progress.notify_all()  # producers waiting for room
+        return batch
+
+    def _run(self) -> None:
         while True:
             with self.lock:
-                while not items:
-                    self.idle = True
-                    self.has_items.wait()
-                item = items.popleft()
-            try:
-                item[0].run(item, self.memos)
-            finally:
-                with self.lock:
-                    self.done += 1
-                    if self.waiters:
-                        self.progress.notify_all()
+                batch = self._next_batch()
+            for item in batch:
+                try:
+                    item[0].run(item, self.memos)
+                finally:
+                    with self.lock:
+                        self.done += 1
+                        self.ran += 1
+                        if self.waiters:
+                            self.progress.notify_all()
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every item queued before this call has run (at most ``timeout_s``)."""
@@ -131,11 +170,16 @@ class HookThread:
         deadline = time.monotonic() + timeout_s
         with self.lock:
             ticket = self.queued
-            while self.done < ticket:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._wait_for_progress(left)
+            self.urgent += 1
+            self.has_items.notify()  # no gathering while somebody waits
+            try:
+                while self.done < ticket:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._wait_for_progress(left)
+            finally:
+                self.urgent -= 1
         return True
 
     def close_queue(self, queue: HookQueue) -> None:
@@ -145,19 +189,21 @@ class HookThread:
             self.progress.notify_all()
 
     def pending(self, queue: HookQueue) -> int:
-        """Items of ``queue`` still queued."""
+        """Items of ``queue`` queued or in the batch being run, not yet done."""
         with self.lock:
-            return sum(1 for item in self.items if item[0] is queue)
+            waiting = (*self.items, *self.batch[self.ran :])
+            return sum(1 for item in waiting if item[0] is queue)
 
     def after_fork(self) -> None:
         # The thread did not survive the fork; the parent's queued hooks are not ours to run.
         self.lock = threading.Lock()
         self.has_items = threading.Condition(self.lock)
         self.progress = threading.Condition(self.lock)
-        self.waiters = 0
+        self.waiters = self.urgent = 0
         self.items.clear()
+        self.batch, self.ran = [], 0
         self.thread = None
-        self.idle = False
+        self.state = "idle"
         self.queued = self.done = 0
 
 
@@ -261,7 +307,7 @@ class HookQueue:
         return self._thread.drain(timeout_s)
 
     def pending(self) -> int:
-        """This queue's callbacks still waiting for the thread."""
+        """This queue's callbacks queued or running on the thread."""
         return self._thread.pending(self)
 
     def close(self, timeout_s: float) -> bool:

@@ -4,9 +4,10 @@ Enable with ``wayline plugins enable observability/otel`` (needs ``pip install '
 and configure under ``plugins.entries.observability/otel`` in ``config.yaml`` or with
 ``WAYLINE_OTEL_EXPORTER`` / ``WAYLINE_OTEL_FILE`` and the standard ``OTEL_*`` variables
 (see docs/otel.md). The plugin builds its own private TracerProvider and MeterProvider and
-never touches the global ones. OpenTelemetry is imported inside :func:`register`, so
-importing this package (``wayline --help``, ``wayline plugins list``) stays cheap; without
-the ``otel`` extra, :func:`register` logs one warning and registers nothing.
+never touches the global ones. OpenTelemetry is not imported here nor in :func:`register`:
+the pipeline is built on the hook thread when the first hook arrives (at once with
+``async_hooks: false``), so neither ``wayline --help`` nor an agent's start-up pays for it.
+Without the ``otel`` extra, :func:`register` logs one warning and registers nothing.
 
 Works unchanged in Hermes Agent through the ``hermes_agent.plugins`` entry point
 ``wayline_otel``: only ``ctx.register_hook`` is used and every payload field is optional.
@@ -18,6 +19,7 @@ through ``os._exit``, which skips ``atexit`` but calls ``logging.shutdown()`` fi
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -47,6 +49,14 @@ def _install(plugin: OtelPlugin | None) -> None:
         previous.shutdown()  # a re-registration (forced reload) replaces the old instance
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it (nor the SDK)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing
+        return False
+
+
 def register(ctx: Any) -> None:
     """Plugin entry point: build the pipeline from the settings and subscribe the hooks.
 
@@ -64,15 +74,20 @@ def register(ctx: Any) -> None:
         )
         _install(None)
         return
-    try:
-        from wayline.plugins.observability.otel.plugin import create
-    except ImportError as exc:
+    if not _installed("opentelemetry.sdk"):
         log.warning(
-            "observability/otel: OpenTelemetry is not installed (%s); install "
-            "'wayline[otel]' to record spans — the plugin registers nothing",
-            exc,
+            "observability/otel: OpenTelemetry is not installed; install 'wayline[otel]' to "
+            "record spans — the plugin registers nothing"
         )
         return
+    grpc = settings.exporter == "otlp" and settings.protocol == "grpc"
+    if grpc and not _installed("opentelemetry.exporter.otlp.proto.grpc"):
+        raise OtelConfigError(
+            "plugins.entries.observability/otel.protocol: grpc needs "
+            "pip install 'wayline[otel-grpc]'"
+        )
+    from wayline.plugins.observability.otel.plugin import create
+
     plugin = create(settings)
     _install(plugin)
     for name, callback in plugin.hooks(arming=_exit_hook.arming).items():

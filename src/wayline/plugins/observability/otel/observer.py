@@ -57,23 +57,6 @@ from wayline.plugins.observability.otel.tracker import (
 )
 from wayline.plugins.observability.otel.turns import Turns, traceparent_of
 
-HOOKS = (
-    "on_session_start",
-    "on_session_end",
-    "on_session_finalize",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_api_request",
-    "post_api_request",
-    "api_request_error",
-    "pre_tool_call",
-    "post_tool_call",
-    "pre_approval_request",
-    "post_approval_response",
-    "subagent_start",
-    "subagent_stop",
-)
-
 
 def _ns(epoch_s: Any) -> int | None:
     if isinstance(epoch_s, int | float) and not isinstance(epoch_s, bool) and epoch_s > 0:

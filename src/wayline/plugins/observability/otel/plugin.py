@@ -1,20 +1,29 @@
-"""One plugin instance: settings + private pipeline + observer, and what a host calls on it."""
+"""One plugin instance: settings, the private pipeline and observer, and what a host calls.
+
+With ``async_hooks`` (the default) the pipeline and observer are built on the hook thread
+when the first hook arrives, not in ``register()``: importing the OpenTelemetry SDK then
+happens while the agent waits for its first model reply, not on its start-up path.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-from opentelemetry.sdk.metrics.export import MetricReader
-from opentelemetry.sdk.trace.export import SpanExporter
+from typing import TYPE_CHECKING, Any
 
 from wayline.plugins.observability.hookqueue import HookQueue
-from wayline.plugins.observability.otel.observer import HOOKS, OtelObserver
-from wayline.plugins.observability.otel.pipeline import Pipeline, build_pipeline
+from wayline.plugins.observability.otel.hooks import HOOKS
 from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+    from wayline.plugins.observability.otel.observer import OtelObserver
+    from wayline.plugins.observability.otel.pipeline import Pipeline
 
 log = logging.getLogger("wayline.plugins.otel")
 KEY = "observability/otel"
@@ -29,45 +38,82 @@ class OtelPlugin:
     def __init__(
         self,
         settings: OtelSettings,
-        pipeline: Pipeline,
         *,
+        span_exporter: SpanExporter | None = None,
+        metric_reader: MetricReader | None = None,
         clock: Callable[[], float] = time.monotonic,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        env = os.environ if env is None else env
         self.settings = settings
-        self.pipeline = pipeline
-        self.observer = OtelObserver(
-            settings,
-            pipeline,
-            clock=clock,
-            remote_parent=env.get(TRACEPARENT_ENV) or None,
-            remote_parent_session=env.get(PARENT_SESSION_ENV) or None,
-        )
+        self._span_exporter = span_exporter
+        self._metric_reader = metric_reader
+        self._clock = clock
+        self._env = dict(os.environ if env is None else env)
+        self._lock = threading.Lock()
+        self._parts: tuple[Pipeline, OtelObserver] | None = None
         self._closed = False
         self.queue = HookQueue(label=KEY) if settings.async_hooks else None
+        if self.queue is None:
+            self._build()  # hooks run on the caller's thread: build now, fail at load
+
+    def _build(self) -> tuple[Pipeline, OtelObserver]:
+        with self._lock:
+            if self._parts is None:
+                from wayline.plugins.observability.otel.observer import OtelObserver
+                from wayline.plugins.observability.otel.pipeline import build_pipeline
+
+                pipeline = build_pipeline(
+                    self.settings,
+                    span_exporter=self._span_exporter,
+                    metric_reader=self._metric_reader,
+                )
+                observer = OtelObserver(
+                    self.settings,
+                    pipeline,
+                    clock=self._clock,
+                    remote_parent=self._env.get(TRACEPARENT_ENV) or None,
+                    remote_parent_session=self._env.get(PARENT_SESSION_ENV) or None,
+                )
+                self._parts = (pipeline, observer)
+            return self._parts
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The tracer and meter providers and exporters (built on first use)."""
+        return self._build()[0]
+
+    @property
+    def observer(self) -> OtelObserver:
+        """The hook callbacks' span and metric logic (built on first use)."""
+        return self._build()[1]
+
+    def _handler(self, name: str) -> Callable[..., None]:
+        def handle(**payload: Any) -> None:
+            parts = self._parts or self._build()
+            getattr(parts[1], name)(**payload)
+
+        handle.__name__ = handle.__qualname__ = name
+        return handle
 
     def hooks(
         self, arming: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
     ) -> dict[str, Callable[..., Any]]:
         """Hook name → host callback, an OBSERVER that fails open.
 
-        ``arming`` wraps the session start and end callbacks (the plugin's exit hook re-arms
-        there: :meth:`wayline.host.ExitHook.arming`).
-
         With ``async_hooks`` (the default) each callback only queues its payload for the
-        shared hook thread (see ``hookqueue``); a session's end waits (bounded by
-        ``flush_timeout_ms``) until its spans have ended, and with
-        ``force_flush_on_session_end`` until they are exported too.
+        shared hook thread (see ``hookqueue``); with ``force_flush_on_session_end`` a
+        session's end also waits (bounded by ``flush_timeout_ms``) until its spans are
+        ended and exported (otherwise the exit does both). ``arming`` wraps the
+        session start and end callbacks (the plugin's exit hook re-arms there:
+        :meth:`wayline.host.ExitHook.arming`).
         """
-        hooks: dict[str, Callable[..., Any]] = {
-            name: getattr(self.observer, name) for name in HOOKS
-        }
+        hooks = {name: self._handler(name) for name in HOOKS}
         queue = self.queue
         if queue is not None:
             timeout_s = self.settings.flush_timeout_ms / 1000.0
+            waits = _SESSION_ENDS if self.settings.force_flush_on_session_end else ()
             for name, callback in hooks.items():
-                wait_s = timeout_s if name in _SESSION_ENDS else None
+                wait_s = timeout_s if name in waits else None
                 hooks[name] = queue.wrap(name, callback, wait_s=wait_s)
         if arming is not None:
             for name in ("on_session_start", "on_session_end"):
@@ -109,12 +155,16 @@ class OtelPlugin:
         if self._closed:
             return
         self._closed = True
+        if self.queue is not None:
+            self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
+        parts = self._parts
+        if parts is None:
+            return  # no hook ever came: nothing was built, nothing to export
+        pipeline, observer = parts
         try:
-            if self.queue is not None:
-                self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
-            self.observer.close_all()
+            observer.close_all()
         finally:
-            self.pipeline.shutdown(self.settings.shutdown_timeout_ms)
+            pipeline.shutdown(self.settings.shutdown_timeout_ms)
 
     def child_env(
         self, child_session_id: str, parent_session_id: str | None = None
@@ -141,5 +191,6 @@ def create(
     """A plugin instance (not registered anywhere); tests and benches pass their exporters."""
     if settings is None:
         settings = load_settings(config, env)
-    pipeline = build_pipeline(settings, span_exporter=span_exporter, metric_reader=metric_reader)
-    return OtelPlugin(settings, pipeline, clock=clock, env=env)
+    return OtelPlugin(
+        settings, span_exporter=span_exporter, metric_reader=metric_reader, clock=clock, env=env
+    )

@@ -26,15 +26,18 @@ import contextlib
 import logging
 import sys
 import threading
+from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wayline.host.exit import ExitHook
 from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
-from wayline.plugins.observability.relay.handlers import RelayHandlers
-from wayline.plugins.observability.relay.managed import ManagedExecution
-from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
+from wayline.plugins.observability.relay.hooks import HOOKS
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
+
+if TYPE_CHECKING:
+    from wayline.plugins.observability.relay.handlers import RelayHandlers
+    from wayline.plugins.observability.relay.observer import RelayObserver
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -187,15 +190,60 @@ class _SdkShaped:
         return self._inner(**{**kw, "next_call": next_call})
 
 
+class _Handlers:
+    """The plugin's :class:`RelayHandlers`, built on first use.
+
+    With queued hooks that is on the hook thread, when the first hook arrives: the relay
+    observer and ATIF builder are then imported while the agent waits for its model, not
+    on its start-up path. Thread-safe; built at most once.
+    """
+
+    def __init__(self, settings: RelaySettings, managed: bool) -> None:
+        self.settings = settings
+        self.managed = managed
+        self.built: RelayHandlers | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> RelayHandlers:
+        """The handlers, built now if this is their first use."""
+        with self._lock:
+            if self.built is None:
+                from wayline.plugins.observability.relay.handlers import RelayHandlers
+
+                self.built = RelayHandlers(self.settings, managed=self.managed)
+            return self.built
+
+    def callback(self, hook: str) -> Any:
+        """The observer's callback for ``hook``, looked up when it runs."""
+
+        def handle(**payload: Any) -> None:
+            built = self.built or self.get()
+            built.callbacks[hook](**payload)
+
+        handle.__name__ = handle.__qualname__ = hook
+        return handle
+
+
 def _shutdown() -> None:
     with _state_lock:
-        handlers: RelayHandlers | None = _state.pop("handlers", None)
+        handlers: _Handlers | None = _state.pop("handlers", None)
         queue: HookQueue | None = _state.pop("queue", None)
     # Queued hooks first (later ones run inline), so the files end as the host left them.
     if queue is not None and not queue.close(WAIT_S):
         log.warning("observability/relay: hooks still queued after %.0f s at exit", WAIT_S)
-    if handlers is not None:
-        handlers.close()
+    if handlers is not None and handlers.built is not None:
+        handlers.built.close()
+
+
+def _check_outputs(settings: RelaySettings) -> None:
+    """Create the ATOF directory and check the stream sinks' headers, as building would."""
+    if settings.atof is not None:
+        Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
+    if settings.streams:
+        from wayline.relay.atof_stream import check_headers
+
+        for sink in settings.streams:
+            check_headers(sink.headers, sink.header_env)
 
 
 def register(ctx: Any) -> None:
@@ -209,21 +257,28 @@ def register(ctx: Any) -> None:
     settings: RelaySettings = load_settings(agent_name=agent_name, agent_version=agent_version)
     _shutdown()  # a re-registration (force reload) replaces the previous instance
     managed = settings.adaptive_mode is not None
-    handlers = RelayHandlers(settings, managed=managed)
-    queue = HookQueue(label="observability/relay") if settings.async_hooks and not managed else None
+    handlers = _Handlers(settings, managed)
+    queue: HookQueue | None = None
+    if settings.async_hooks and not managed:
+        queue = HookQueue(label="observability/relay")
+        _check_outputs(settings)  # what building would reject fails the plugin's load here
+    else:
+        handlers.get()  # hooks run on the calling thread: build now
     with _state_lock:
         _state["handlers"] = handlers
         _state["queue"] = queue
     ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
     for hook in HOOKS:
-        callback = handlers.callbacks[hook]
+        callback = handlers.callback(hook)
         if queue is not None:
             callback = ends.wrap(queue, hook, callback)
         if hook in ("on_session_start", "on_session_end"):
             callback = _exit_hook.arming(callback)
         ctx.register_hook(hook, callback)
     if managed:
-        execution = ManagedExecution(handlers.observer, str(settings.adaptive_mode))
+        from wayline.plugins.observability.relay.managed import ManagedExecution
+
+        execution = ManagedExecution(handlers.get().observer, str(settings.adaptive_mode))
         ctx.register_middleware("llm_execution", _SdkShaped(execution.llm_execution))
         ctx.register_middleware("tool_execution", _OncePerCall(execution.tool_execution))
     _exit_hook.arm()
@@ -254,8 +309,8 @@ def current_observer() -> RelayObserver | None:
     """The active observer of this process, once every queued hook has reached it (tests use
     it to close sessions explicitly)."""
     drain()
-    handlers: RelayHandlers | None = _state.get("handlers")
-    return None if handlers is None else handlers.observer
+    handlers: _Handlers | None = _state.get("handlers")
+    return None if handlers is None else handlers.get().observer
 
 
 def shutdown() -> None:

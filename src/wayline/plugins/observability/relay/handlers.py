@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wayline import relay
-from wayline.plugins.observability.relay.observer import HOOKS, RelayObserver
+from wayline.plugins.observability.relay.hooks import HOOKS
+from wayline.plugins.observability.relay.observer import RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.plugin import atof_exporter, stream_exporter

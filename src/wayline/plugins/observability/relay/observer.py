@@ -528,22 +528,3 @@ class RelayObserver:
 
 def _subagent_extra(kw: dict[str, Any]) -> dict[str, Any]:
     return {k: kw[k] for k in ("subagent_id", "duration_ms") if kw.get(k) is not None}
-
-
-HOOKS = (
-    "on_session_start",
-    "on_session_end",
-    "on_session_finalize",
-    "on_session_reset",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_api_request",
-    "post_api_request",
-    "api_request_error",
-    "pre_tool_call",
-    "post_tool_call",
-    "pre_approval_request",
-    "post_approval_response",
-    "subagent_start",
-    "subagent_stop",
-)
