@@ -4,10 +4,11 @@ Each line of the performance budget (P1–P5) is measured here against its refer
 run on one machine: the references (Hermes Agent 0.19.0, nemo-relay 0.10.4) run in a worker
 process inside ``.venv-bench`` (created on first use, see ``bench/env.py``) while wayline runs
 in this process, and the two loops alternate round by round so background load hits both.
-Figures are best-of-N; ratios and goals are printed, and the exit status is 1 when a goal is
+P1, P2 and P4 figures are best-of-N, P3 and P3-eff medians of alternating rounds; ratios and
+goals are printed, and the exit status is 1 when a goal is
 missed. Nothing here asserts on time in a test.
 
-    python -m bench [--quick] [--only P1,P2] [--output bench/results/latest.json]
+    python -m bench [--quick] [--only P1,P3-eff] [--output bench/results/latest.json]
 """
 
 from __future__ import annotations
@@ -283,12 +284,16 @@ def _module_rows(module: str, *args: str) -> list[Row]:
 
 
 def p3(ref: Reference, quick: bool) -> list[Row]:
-    """The 100-turn session with relay + otel vs none (bench/session.py)."""
-    # Single rounds of this VM range about 0.8-1.3x (its speed drifts within seconds): 21
-    # rounds narrow the median's run-to-run spread to a couple of points.
-    rows = _module_rows("bench.session", "--rounds", "3" if quick else "21")
-    # The same two arms with the worker on a CPU of its own: what CPU sharing costs.
-    return rows + _module_rows("bench.session", "--split-cpus", "--rounds", "3" if quick else "9")
+    """One-shot ``wayline chat -q`` with a 150 ms model, relay + otel vs none
+    (bench/cli_session.py), and the zero-latency in-process session (bench/session.py)."""
+    rows = _module_rows("bench.cli_session", "--rounds", "4" if quick else "20")
+    return rows + _module_rows("bench.session", "--rounds", "3" if quick else "9")
+
+
+def p3_efficiency(ref: Reference, quick: bool) -> list[Row]:
+    """Per-hook blocking and CPU of each observer on a replayed hook stream
+    (bench/efficiency.py)."""
+    return _module_rows("bench.efficiency", "--rounds", "2" if quick else "5")
 
 
 def p4(ref: Reference, quick: bool) -> list[Row]:
@@ -309,6 +314,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
     "P3": p3,
+    "P3-eff": p3_efficiency,
     "P4": p4,
     "P5": p5,
 }
@@ -357,6 +363,20 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def readme_table(rows: list[Row]) -> str:
+    """The goal rows only, as a short Markdown table for the README's Performance section."""
+    lines = ["| line | benchmark | result | goal | |", "|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("passed") is None:
+            continue
+        ratio = r.get("ratio")
+        unit = r.get("unit") or ""
+        shown = f"{_cell(ratio)}x" if ratio is not None else f"{_cell(r.get('wayline'))} {unit}"
+        verdict = "pass" if r["passed"] else "FAIL"
+        lines.append(f"| {r['line']} | {r['name']} | {shown.strip()} | {r['goal']} | {verdict} |")
+    return "\n".join(lines)
+
+
 def summary(rows: list[Row]) -> dict[str, bool]:
     """Each P-line's verdict: pass when every row of it with a goal passed."""
     verdict: dict[str, bool] = {}
@@ -382,7 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(LINES), help="comma-separated P-lines")
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
     args = parser.parse_args(argv)
-    chosen = [line.strip().upper() for line in args.only.split(",") if line.strip()]
+    names = {line.upper(): line for line in LINES}
+    asked = [line.strip() for line in args.only.split(",") if line.strip()]
+    chosen = [names.get(line.upper(), line) for line in asked]
     unknown = [line for line in chosen if line not in LINES]
     if unknown:
         parser.error(f"unknown P-line(s) {unknown}; choose from {list(LINES)}")
@@ -407,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for line in chosen:
         print(f"{line}: {'pass' if verdict.get(line) else 'FAIL'}")
+    print("\nREADME Performance (goal lines):\n")
+    print(readme_table(rows))
     document = {
         "command": COMMAND + (" --quick" if args.quick else ""),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
