@@ -90,25 +90,9 @@ class PlainOtelObserver:
 
     def hooks(self) -> dict[str, Any]:
         """Hook name -> observer callback."""
-        return {
-            name: getattr(self, name)
-            for name in (
-                "on_session_start",
-                "on_session_end",
-                "on_session_finalize",
-                "pre_llm_call",
-                "post_llm_call",
-                "pre_api_request",
-                "post_api_request",
-                "api_request_error",
-                "pre_tool_call",
-                "post_tool_call",
-                "pre_approval_request",
-                "post_approval_response",
-                "subagent_start",
-                "subagent_stop",
-            )
-        }
+        from wayline.plugins.observability.otel.hooks import HOOKS  # the same hooks as (c)
+
+        return {name: getattr(self, name) for name in HOOKS}
 
     def _start(self, name: str, parent: Span | None, attrs: dict[str, Any], **kw: Any) -> Span:
         context = trace.set_span_in_context(parent) if parent is not None else None

@@ -9,11 +9,12 @@ and runs the callbacks in arrival order, mostly while the agent waits for its mo
 tool. This is the design of the OpenTelemetry SDK's batch processor and of NeMo Relay's
 own dispatcher: one background thread, no second process.
 
-Like the batch processor, the thread works on a schedule rather than per hook: the first hook
-wakes it, it gathers what arrives in the next :data:`SCHEDULE_DELAY_S` and runs the batch
-(at once when :data:`BATCH_MAX` hooks wait, or when somebody drains). Waking a thread costs
-the hook's caller a system call and, on a busy machine, its CPU; per batch, that cost is
-shared by every hook of the batch.
+Like the batch processor, the thread works on a schedule rather than per hook: it gathers what
+arrives in a window of :data:`SCHEDULE_DELAY_S` and runs it as a batch (at once when
+:data:`BATCH_MAX` hooks wait, or when somebody drains), then gathers the next window. Only
+after a window with no hook at all does it sleep until a hook wakes it. Waking a thread costs
+the hook's caller a system call and, on a busy machine, its CPU; this way an agent at work
+wakes it about once per pause, not once per hook.
 
 Times stay exact: the thread pins relay's clock (:mod:`wayline.relay.clock`) to the time each
 callback's hook fired, so relay events stamp that time and spans started or ended without an
@@ -92,7 +93,7 @@ class HookThread:
         self.has_items = threading.Condition(self.lock)  # the thread waits here for work
         self.progress = threading.Condition(self.lock)  # drain() and full producers wait here
         self.thread: threading.Thread | None = None
-        self.state = "idle"  # idle (no hooks: a put wakes it), gathering, running
+        self.state = "idle"  # idle (a put wakes it), gathering, running
         self.waiters = 0  # callers waiting on ``progress``: the thread notifies only then
         self.urgent = 0  # drain() callers: the thread does not gather while there are any
         self.queued = 0  # items ever accepted ...
@@ -129,18 +130,25 @@ class HookThread:
             self.waiters -= 1
 
     def _next_batch(self) -> list[Item]:
-        """Wait for a first hook, gather for the schedule delay, take the batch (locked)."""
+        """Gather hooks for one window and take them as a batch (called with the lock held).
+
+        A window that passes with no hook at all puts the thread to sleep until the next
+        hook wakes it; hooks that arrive while it gathers (the common case while an agent
+        works: one window follows the last batch) wake nobody.
+        """
         items = self.items
-        while not items:
-            self.state = "idle"
-            self.has_items.wait()
-        self.state = "gathering"
         deadline = time.monotonic() + self.delay_s
-        while not self.urgent and not self._full():
+        while not (items and (self.urgent or self._full())):
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left > 0:
+                self.state = "gathering"
+                self.has_items.wait(left)
+            elif items:
                 break
-            self.has_items.wait(left)
+            else:
+                self.state = "idle"
+                self.has_items.wait()
+                deadline = time.monotonic() + self.delay_s
         self.state = "running"
         batch = self.batch = list(items)
         self.ran = 0
