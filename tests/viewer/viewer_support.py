@@ -39,3 +39,9 @@ def screenshot(page: Any, tmp_path: Path, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copy(target, SHOTS / target.name)
     return target
+
+
+# A real Hermes 0.19.0 + nemo-relay 0.10.4 run (tests/data/make_hermes_relay.py writes them).
+HERMES_DATA = Path(__file__).resolve().parents[1] / "data"
+HERMES_ATIF = HERMES_DATA / "hermes_relay.atif.json"
+HERMES_ATOF = HERMES_DATA / "hermes_relay.atof.jsonl"

@@ -109,7 +109,8 @@ class CompareOptions:
 
     ``replay`` leaves out what a replay does not reproduce by design: system steps (the
     current runtime's prompt is used), steps marked ``is_copied_context``, and reasoning
-    (served from the recording, not recorded back by the runtime).
+    (served from the recording, not recorded back by the runtime), and the text of a result
+    the recording holds only as a subagent reference (its subagent is compared instead).
     ``effective_args`` maps ``(new trajectory's session_id, tool_call_id)`` to the arguments
     the tool really received (after ``tool_request`` middleware). ``skip_children`` holds the
     ``id()`` of old tool calls whose subagents were not replayed.
@@ -349,8 +350,11 @@ class _Walker:
                     )
         text_x = result_text(rx) if rx is not None else None
         text_y = result_text(ry) if ry is not None else None
+        # A recording that kept only the subagent reference (Relay's delegation result) says
+        # nothing more about this result than the subagent's steps, compared above.
+        by_ref = self.opt.replay and text_x is None and rx is not None and self.old.children(rx)
         norm_x, norm_y = normalized_result(text_x, strict), normalized_result(text_y, strict)
-        if norm_x != norm_y:
+        if norm_x != norm_y and not by_ref:
             self.add(
                 where, no, "result", f"observation.results[{k}].content", text_x, text_y, label
             )

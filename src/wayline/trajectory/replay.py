@@ -6,6 +6,8 @@ no side effects, unknown tool names work too) or really run (``tools="live"``).
 ``delegate_task`` calls whose subagents are embedded always re-run, so the child agents
 replay from their own recorded steps. The run writes ATIF through ``observability/relay``
 into a temporary directory, and the new trajectory is compared with the recording.
+Tool results a recording lost are first recovered from its model requests
+(:mod:`wayline.trajectory.recover`); the report's notes say which.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from wayline.trajectory.compare import CompareOptions, Difference, compare
 from wayline.trajectory.load import JsonDict, TrajectoryError, load_trajectory
 from wayline.trajectory.plan import ReplayPlan, build_plan
+from wayline.trajectory.recover import recover_results
 
 TOOL_MODES = ("recorded", "live")
 RELAY_PLUGIN = "observability/relay"
@@ -154,7 +157,7 @@ def replay(
     if tools not in TOOL_MODES:
         raise ValueError(f"tools must be 'recorded' or 'live', got {tools!r}")
     source = Path(path)
-    recorded = load_trajectory(source)
+    recorded, recovered = recover_results(load_trajectory(source))
     plan = build_plan(recorded, str(source))
     with tempfile.TemporaryDirectory(prefix="wayline-replay-") as tmp:
         new, effective = _run(
@@ -163,7 +166,8 @@ def replay(
         options = CompareOptions(
             replay=True, effective_args=effective, skip_children=frozenset(plan.skip_children)
         )
-        report = ReplayReport(source, tools, compare(recorded, new, options), list(plan.notes))
+        differences = compare(recorded, new, options)
+        report = ReplayReport(source, tools, differences, [*recovered, *plan.notes])
         report.new = new
         if output is not None:
             out = Path(output)

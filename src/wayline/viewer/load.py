@@ -27,6 +27,8 @@ from wayline.relay.atif.validate import AtifProblem, validate_trajectory
 SourceKind = Literal["atif", "atof"]
 # scope uuid -> (start ns, end ns), either end possibly unknown
 Timing = dict[str, tuple[int | None, int | None]]
+# (parent scope uuid, tool_call_id) -> the tool scope's uuid
+ToolScopes = dict[tuple[str, str], str]
 
 # Problems at these JSON paths leave nothing to draw: the file is rejected.
 _FATAL = re.compile(r"^\$(\.schema_version|\.steps(\[\d+\](\.(source|message))?)?)?$")
@@ -44,6 +46,8 @@ class Trajectory:
 
     ``timing`` holds exact scope times (from ATOF events, or from an ATIF document's
     ``extra.observed_events``) and ``marks`` the approval marks; both may be empty.
+    ``tool_scopes`` finds a tool call's scope from its start event, for calls whose step
+    has no ``tool_ancestry`` (the converter writes it only when the tool's end was seen).
     """
 
     document: dict[str, Any]
@@ -52,6 +56,7 @@ class Trajectory:
     warnings: list[str] = field(default_factory=list)
     timing: Timing = field(default_factory=dict)
     marks: list[dict[str, Any]] = field(default_factory=list)
+    tool_scopes: ToolScopes = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -63,8 +68,14 @@ class Trajectory:
         return Path(self.source).name
 
 
-def scan_events(events: Iterable[Mapping[str, Any]], timing: Timing, marks: list[Any]) -> None:
-    """Record each scope's exact start/end in ``timing`` and the approval marks in ``marks``."""
+def scan_events(
+    events: Iterable[Mapping[str, Any]],
+    timing: Timing,
+    marks: list[Any],
+    tool_scopes: ToolScopes | None = None,
+) -> None:
+    """Record each scope's exact start/end in ``timing``, the approval marks in ``marks`` and
+    each tool start's scope in ``tool_scopes``."""
     for event in events:
         if not isinstance(event, Mapping):
             continue
@@ -80,6 +91,11 @@ def scan_events(events: Iterable[Mapping[str, Any]], timing: Timing, marks: list
         start, end = timing.get(uuid, (None, None))
         if phase == "start":
             timing[uuid] = (at, end)
+            profile = event.get("category_profile")
+            call_id = profile.get("tool_call_id") if isinstance(profile, Mapping) else None
+            parent = event.get("parent_uuid")
+            if tool_scopes is not None and isinstance(call_id, str) and isinstance(parent, str):
+                tool_scopes.setdefault((parent, call_id), uuid)
         elif phase == "end":
             timing[uuid] = (start, at)
 
@@ -142,7 +158,7 @@ def _load_atif(path: Path, text: str) -> Trajectory:
     extra = document.get("extra")
     observed = extra.get("observed_events") if isinstance(extra, dict) else None
     if isinstance(observed, list):
-        scan_events(observed, trajectory.timing, trajectory.marks)
+        scan_events(observed, trajectory.timing, trajectory.marks, trajectory.tool_scopes)
     return trajectory
 
 
@@ -152,11 +168,12 @@ def _load_atof(path: Path) -> list[Trajectory]:
     nodes: list[TrajectoryNode] = []
     timing: Timing = {}
     marks: list[dict[str, Any]] = []
+    tool_scopes: ToolScopes = {}
     builder = TrajectoryBuilder(AgentInfo(), on_complete=nodes.append)
 
     def tee(events: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
         for event in events:
-            scan_events((event,), timing, marks)
+            scan_events((event,), timing, marks, tool_scopes)
             yield event
 
     notes: list[str] = []
@@ -178,7 +195,7 @@ def _load_atof(path: Path) -> list[Trajectory]:
         document = render_trajectory(node)
         own = list(notes)
         own.extend(_problem_text(path, p) for p in validate_trajectory(document))
-        loaded.append(Trajectory(document, str(path), "atof", own, timing, marks))
+        loaded.append(Trajectory(document, str(path), "atof", own, timing, marks, tool_scopes))
     if not loaded:
         raise ViewerInputError(f"{path}: no trajectory with steps found in the ATOF events")
     return loaded

@@ -5,7 +5,10 @@ repeat the whole conversation on every step), so the page grows linearly with th
 Times are milliseconds from the trajectory's earliest known instant. Span timing comes, in order
 of preference, from exact scope times (ATOF events), from the relay's ``extra.invocation`` /
 ``extra.tool_invocations`` (epoch seconds), or, for LLM calls only, from consecutive step
-timestamps (marked approximate).
+timestamps (marked approximate). A tool whose start event was recorded but whose end event
+never was (Hermes' bundled Relay plugin on nemo-relay 0.10.4 writes no tool ends) is drawn up
+to the start of the trajectory's next model call, which the result had to precede, and
+marked approximate with ``ne`` (no end recorded); with no later model call it is not drawn.
 """
 
 from __future__ import annotations
@@ -109,9 +112,13 @@ class _Builder:
     def __init__(self, trajectory: Trajectory) -> None:
         self.timing: Timing = trajectory.timing
         self.marks = trajectory.marks
+        self.tool_scopes = trajectory.tool_scopes
+        self.scope: str | None = None  # the agent scope of the trajectory being walked
         self.spans: list[JsonDict] = []
         self.instants: list[int] = []
         self.exactness: set[str] = set()
+        # (span index, start ns) of tools with a start but no end, in the current trajectory
+        self.unended: list[tuple[int, int]] = []
 
     def _span(
         self,
@@ -142,6 +149,29 @@ class _Builder:
         self.spans.append(span)
         return len(self.spans) - 1
 
+    def _unended(
+        self, label: str, start: int, depth: int, where: str, step: int, group: str | None
+    ) -> None:
+        """A tool span with a start but no end: a placeholder the next model call closes."""
+        self.instants.append(start)
+        span: JsonDict = {"k": "tool", "n": label, "s": start, "e": start, "d": depth, "p": where}
+        span.update(st=step, ap=1, ne=1)
+        if group is not None:
+            span["g"] = group
+        self.spans.append(span)
+        self.unended.append((len(self.spans) - 1, start))
+        self.exactness.add("exact")
+
+    def _close_unended(self, at: int | None) -> None:
+        """End the open tool spans at ``at`` (the next model call's start); else drop them."""
+        for index, start in self.unended:
+            if at is not None and at >= start:
+                self.spans[index]["e"] = at
+                self.instants.append(at)
+            else:
+                self.spans[index] = {}
+        self.unended = []
+
     def _exact(self, uuid: Any) -> tuple[int | None, int | None]:
         if isinstance(uuid, str) and uuid in self.timing:
             self.exactness.add("exact")
@@ -167,6 +197,8 @@ class _Builder:
         subs_out: list[JsonDict | None] = [None] * len(subs_in)
         scope = _scope_uuid(doc)
         approvals = self._approvals(scope)
+        outer_unended, self.unended = self.unended, []
+        outer_scope, self.scope = self.scope, scope
         referenced: set[int] = set()
         steps_out: list[JsonDict] = []
         previous_ns: int | None = None
@@ -175,6 +207,8 @@ class _Builder:
                 step, where, depth, previous_ns, by_id, subs_in, subs_out, referenced, approvals
             )
             steps_out.append(view)
+        self._close_unended(None)
+        self.unended, self.scope = outer_unended, outer_scope
         for start, end, label in approvals.values():
             self._span("approval", label, start, end, depth, where, 0)
         for index, sub in enumerate(subs_in):
@@ -228,6 +262,8 @@ class _Builder:
                 start, end, approx = previous_ns, at, True
                 self.exactness.add("approx")
             label = str(view.get("mo") or "call")
+            if self.unended:
+                self._close_unended(start)
             self._span("llm", label, start, end, depth, where, step_id, error=failed, approx=approx)
             if failed:
                 view["e"] = 1
@@ -282,14 +318,25 @@ class _Builder:
             call["a"] = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
             mine = by_call.get(call_id, [])
             scope = ancestry[index].get("function_id") if index < len(ancestry) else None
+            if scope is None and self.scope is not None and isinstance(call_id, str):
+                scope = self.tool_scopes.get((self.scope, call_id))
             start, end, failed = self._invocation(scope, invocations.get(call_id))
             texts = [_result_text(r) for r in mine]
             failed = failed or any(_result_is_error(r, t) for r, t in zip(mine, texts, strict=True))
+            # A result with no text (Relay's delegation result holds only the subagent
+            # reference) shows as "no result recorded", not as an empty box.
+            texts = [t for t in texts if t]
             if texts:
                 call["o"] = "\n\n".join(pretty(t) for t in texts)
             if failed:
                 call["e"] = 1
-            self._span("tool", name, start, end, depth, where, step_id, error=failed, group=group)
+            open_start = self._exact(scope)[0] if start is None else None
+            if open_start is not None:
+                self._unended(name, open_start, depth, where, step_id, group)
+            else:
+                self._span(
+                    "tool", name, start, end, depth, where, step_id, error=failed, group=group
+                )
             approval = approvals.pop(str(call_id), None)
             if approval is not None:
                 self._span(

@@ -94,7 +94,7 @@ function drawTimeline(it){var spans=it.spans;var box=el("section","tlbox");box.i
     var tr=el("div","tltrack");var b=el("div","bar "+s.k+(s.er?" err":"")+(s.ap?" ap":""));
     b.style.left=(s.s/end*100)+"%";b.style.width=((s.e-s.s)/end*100)+"%";
     var tip=KIND[s.k]+" "+s.n+" · "+fmtMs(s.e-s.s)+" @ +"+fmtMs(s.s)+(s.st?" · step "+s.st:"")+
-      (s.ap?" · estimated":"")+(s.er?" · error":"");b.title=tip;lab.title=tip;
+      (s.ne?" · no end recorded: drawn to the next model call":s.ap?" · estimated":"")+(s.er?" · error":"");b.title=tip;lab.title=tip;
     var dl=el("span","dur",fmtMs(s.e-s.s));var right=s.e/end;
     if(right>0.85){dl.style.right=((1-s.s/end)*100)+"%";}else{dl.style.left=(right*100)+"%";}
     add(r,lab,add(tr,b,dl));r.addEventListener("click",function(){reveal(s.p,s.st);});return r;}
