@@ -29,3 +29,17 @@ def test_gate_ignores_float_shapes_inside_ids_but_not_spaced_values() -> None:
     assert not _needs_fix('{"id":"0195e-71aa-4e-12","run":"9e-10x"}')
     assert _needs_fix('{"a": 1e-05}') and _needs_fix("[0, 2.5e-07 ]") and _needs_fix("1e-100")
     assert fix_relay_floats('{"a": 1e-05, "b": [2e-07 ]}') == '{"a": 0.00001, "b": [2e-7 ]}'
+
+
+def test_exponent_prefilter_never_hides_a_small_float() -> None:
+    """The cheap "digit, e-, two digits" precheck passes every text the float regex matches
+    (UUID-laden metadata stays fast), including a float at the very start or end."""
+    from wayline.relay.jsonfmt import _exponent_shape, _needs_fix
+
+    uuids = '"task":"89031b70-f30d-42ae-b0bd-79e1d48fc0a8"'
+    assert not _exponent_shape(uuids) and not _needs_fix("{" + uuids + "}")
+    for text in ("1e-100", "[3e-07]", '{"a":' + uuids + ',"b":5e-10}', '{"b":5e-10,' + uuids):
+        assert _exponent_shape(text) and _needs_fix(text)
+    assert dumps({"m": "89031b70-f30d-42ae-b0bd", "v": 5e-10}) == (
+        '{"m":"89031b70-f30d-42ae-b0bd","v":5e-10}'
+    )

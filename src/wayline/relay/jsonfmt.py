@@ -83,10 +83,23 @@ def _fix_token(m: re.Match[str]) -> str:
 _SMALL_FLOAT = re.compile(r"(?:^|[:,\[])\s*-?\d+(?:\.\d+)?e-\d\d+\s*(?:$|[,\]}])")
 
 
+def _exponent_shape(text: str) -> bool:
+    """Whether some ``e-`` in ``text`` has a digit before it and two after: what every
+    :data:`_SMALL_FLOAT` match has. Ids put ``e-`` in most metadata texts (a UUID's hex
+    groups), and the regex scan costs microseconds per line where this costs a few finds."""
+    find = text.find
+    i = find("e-", 1)
+    while i > 0:
+        if text[i - 1].isdigit() and text[i + 2 : i + 4].isdigit():
+            return True
+        i = find("e-", i + 2)
+    return False
+
+
 def _needs_fix(text: str) -> bool:
     # Substring tests run at memchr speed; the regex confirms a hit before the rewrite runs.
     return (
-        ("e-" in text and _SMALL_FLOAT.search(text) is not None)
+        ("e-" in text and _exponent_shape(text) and _SMALL_FLOAT.search(text) is not None)
         or "NaN" in text
         or "Infinity" in text
     )
