@@ -314,8 +314,8 @@ def test_named_plugins_are_enabled_for_this_agent_only(home: Path) -> None:
 
 
 def test_the_sdk_client_exists_before_the_first_turn(home: Path) -> None:
-    """build_agent() creates the provider's SDK client up front, so the first model call's
-    measured duration does not include the SDK's import and set-up."""
+    """An agent's provider has its SDK client before the first turn (Runtime.agent), so the
+    first model call's measured duration does not include the SDK's import and set-up."""
     from wayline.api.build import AgentSpec, build_agent
 
     _, engine = build_agent(AgentSpec(home=home, model="m", base_url="http://127.0.0.1:9/v1"))

@@ -111,10 +111,6 @@ def build_agent(spec: AgentSpec) -> tuple[Runtime, Engine]:
     agent = runtime.agent(cwd=spec.cwd or Path.cwd(), platform=spec.platform)
     if spec.resume:
         agent.resume(spec.resume)
-    # The SDK client (and its import) now, not inside the first model call: otherwise that
-    # call's measured duration includes the import, and the plugins' own setup (on their
-    # hook thread, at the first hooks) competes with it instead of the model's latency.
-    agent.provider.client()
     return runtime, agent
 
 

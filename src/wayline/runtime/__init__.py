@@ -27,10 +27,15 @@ class Runtime:
         """A new top-level agent (``platform="cli"`` unless given).
 
         Agents of one runtime share one provider: the SDK client and its connection
-        pool are built once, not per conversation.
+        pool are built once, not per conversation, and before the agent's first turn.
+        Built inside the first model call instead, that call's measured duration would
+        include importing the SDK, and the plugins' own set-up (on their hook thread, at
+        the first hooks) would compete with that import rather than overlap the model's
+        latency.
         """
         if self.provider is None:
             self.provider = Provider(self.settings.provider)
+            self.provider.client()
         kwargs.setdefault("provider", self.provider)
         return Agent(self.manager, self.settings, store=self.store, **kwargs)
 
