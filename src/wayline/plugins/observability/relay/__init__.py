@@ -74,10 +74,17 @@ class _EndWaits:
         self._children.pop(session, None)
         return self._exported
 
-    def wrap(self, queue: HookQueue, hook: str, callback: Any) -> QueuedHook:
-        """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so."""
+    def wrap(self, queue: HookQueue, hook: str, callback: Any, handlers: _Handlers) -> QueuedHook:
+        """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so.
+
+        ``on_session_end`` waits only while the handlers are not built: a session shorter
+        than the thread's gathering window would otherwise leave the building to the exit
+        (Hermes' one-shot mode sends no finalize), when new threads may not start.
+        """
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
+        if hook == "on_session_end":
+            return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=handlers.unbuilt)
         if hook == "subagent_start":
             return _SubagentStart(queue, callback, self._children)
         return queue.wrap(hook, callback)
@@ -213,6 +220,10 @@ class _Handlers:
                 self.built = RelayHandlers(self.settings, managed=self.managed)
             return self.built
 
+    def unbuilt(self, payload: dict[str, Any]) -> bool:
+        """True until the handlers exist (a ``wait_if`` for the session's end)."""
+        return self.built is None
+
     def callback(self, hook: str) -> Any:
         """The observer's callback for ``hook``, looked up when it runs."""
 
@@ -271,7 +282,7 @@ def register(ctx: Any) -> None:
     for hook in HOOKS:
         callback = handlers.callback(hook)
         if queue is not None:
-            callback = ends.wrap(queue, hook, callback)
+            callback = ends.wrap(queue, hook, callback, handlers)
         if hook in ("on_session_start", "on_session_end"):
             callback = _exit_hook.arming(callback)
         ctx.register_hook(hook, callback)
