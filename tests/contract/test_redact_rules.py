@@ -216,3 +216,13 @@ def test_keys_on_consecutive_lines_are_no_base64_block() -> None:
     for text in ("\n".join(keys), "\n".join(reversed(keys)), f"{keys[0]}\n{keys[0]}"):
         out = redact_text(text)
         assert not any(k in out for k in keys), out
+
+
+def test_a_random_token_followed_by_a_parenthesis_is_no_call() -> None:
+    """A credential value that happens to be followed by "(" is still redacted (a fuzz
+    finding); calls of real names, digits included, stay untouched."""
+    from wayline.contract.sanitize import redact_text
+
+    assert "Hn7fAD5qBrRovWGsdm" not in redact_text(" REDISPASSWORD=Hn7fAD5qBrRovWGsdm(")
+    for code in ("token = getV2Client(x)", "key = sha256(data)", "secret = base64.b64decode(s)"):
+        assert redact_text(code) == code

@@ -9,6 +9,7 @@ that is the secret, so source code that names a credential field survives redact
 
 from __future__ import annotations
 
+import itertools
 import re
 
 __all__ = ["KEY_TRIGGERS", "flag_is_sensitive", "is_expression", "name_is_sensitive", "split_key"]
@@ -247,6 +248,26 @@ _KEYWORDS = frozenset(
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
 
 
+_LAST_NAME = re.compile(r"[A-Za-z_]\w*(?=[(\[]$)")
+
+
+def _random_name(callee: str) -> bool:
+    """True when what precedes ``(`` is no function name but a random-looking token
+    (``PASS=Hn7fAD5qBrRovWGsdm(``): upper case, lower case and digits, switching class at
+    most characters. Names with digits (``sha256(``, ``getV2Client(``) switch rarely."""
+    found = _LAST_NAME.search(callee)
+    name = found.group(0) if found is not None else callee
+    if len(name) < 12:
+        return False
+    if not (any(c.isupper() for c in name) and any(c.islower() for c in name)):
+        return False
+    if not any(c.isdigit() for c in name):
+        return False
+    kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in name]
+    switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
+    return switches >= 0.5 * (len(name) - 1)
+
+
 def is_expression(value: str, *, quoted: bool = False) -> bool:
     """True when an assignment's value refers to a secret instead of being one.
 
@@ -261,7 +282,10 @@ def is_expression(value: str, *, quoted: bool = False) -> bool:
         return True  # punctuation: "getpass('Password: ')" has no value after the colon
     if quoted:
         return False
-    if _CALL.match(value) is not None or value[0] == "`":  # a call, a template literal
+    call = _CALL.match(value)
+    if call is not None and not _random_name(call.group(0)):
+        return True  # a call ("form.get(", "os.environ[")
+    if value[0] == "`":  # a template literal
         return True
     if _VERSION.fullmatch(stripped) is not None:
         return True
