@@ -224,5 +224,11 @@ def test_a_random_token_followed_by_a_parenthesis_is_no_call() -> None:
     from wayline.contract.sanitize import redact_text
 
     assert "Hn7fAD5qBrRovWGsdm" not in redact_text(" REDISPASSWORD=Hn7fAD5qBrRovWGsdm(")
-    for code in ("token = getV2Client(x)", "key = sha256(data)", "secret = base64.b64decode(s)"):
+    assert "tf5pt3hrPqjtkmWWAT" not in redact_text(" db.password=tf5pt3hrPqjtkmWWAT(")
+    for code in (
+        "token = getV2Client(x)",
+        "key = sha256(data)",
+        "secret = base64.b64decode(s)",
+        "key = getUTF8StringFromBase64(s)",
+    ):
         assert redact_text(code) == code

@@ -9,7 +9,6 @@ that is the secret, so source code that names a credential field survives redact
 
 from __future__ import annotations
 
-import itertools
 import re
 
 __all__ = ["KEY_TRIGGERS", "flag_is_sensitive", "is_expression", "name_is_sensitive", "split_key"]
@@ -248,24 +247,22 @@ _KEYWORDS = frozenset(
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
 
 
+_WORDISH = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")  # a word-like run: letters with a vowel
 _LAST_NAME = re.compile(r"[A-Za-z_]\w*(?=[(\[]$)")
 
 
 def _random_name(callee: str) -> bool:
     """True when what precedes ``(`` is no function name but a random-looking token
-    (``PASS=Hn7fAD5qBrRovWGsdm(``): upper case, lower case and digits, switching class at
-    most characters. Names with digits (``sha256(``, ``getV2Client(``) switch rarely."""
+    (``PASS=Hn7fAD5qBrRovWGsdm(``): upper case, lower case and digits, and hardly a
+    pronounceable word in it. Names with digits (``getV2Client(``, ``toBase64(``) are words."""
     found = _LAST_NAME.search(callee)
     name = found.group(0) if found is not None else callee
-    if len(name) < 12:
+    if len(name) < 12 or not any(c.isdigit() for c in name):
         return False
     if not (any(c.isupper() for c in name) and any(c.islower() for c in name)):
         return False
-    if not any(c.isdigit() for c in name):
-        return False
-    kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in name]
-    switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
-    return switches >= 0.5 * (len(name) - 1)
+    words = sum(len(w) for w in _WORDISH.findall(name) if len(w) >= 4)
+    return words < 0.3 * len(name)
 
 
 def is_expression(value: str, *, quoted: bool = False) -> bool:
