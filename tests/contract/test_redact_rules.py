@@ -219,16 +219,18 @@ def test_keys_on_consecutive_lines_are_no_base64_block() -> None:
 
 
 def test_a_random_token_followed_by_a_parenthesis_is_no_call() -> None:
-    """A credential value that happens to be followed by "(" is still redacted (a fuzz
-    finding); calls of real names, digits included, stay untouched."""
+    """A credential value that happens to be followed by "(" is still redacted (fuzz findings:
+    no closing bracket follows, or the name is no word); calls stay untouched."""
     from wayline.contract.sanitize import redact_text
 
     assert "Hn7fAD5qBrRovWGsdm" not in redact_text(" REDISPASSWORD=Hn7fAD5qBrRovWGsdm(")
     assert "tf5pt3hrPqjtkmWWAT" not in redact_text(" db.password=tf5pt3hrPqjtkmWWAT(")
+    assert "nr785KauC8XuxgurEW" not in redact_text(" export PGPASSWORD=nr785KauC8XuxgurEW( x")
     for code in (
         "token = getV2Client(x)",
         "key = sha256(data)",
         "secret = base64.b64decode(s)",
         "key = getUTF8StringFromBase64(s)",
+        'password = getpass(\n  "Password: ")',
     ):
         assert redact_text(code) == code

@@ -166,7 +166,10 @@ def _assign_apply(text: str) -> str:
             continue
         start, end = match.span("val")
         quoted = match.group("q2") is not None
-        if match.group("scheme") is None and is_expression(match.group("val"), quoted=quoted):
+        rest = text[end : end + _CALL_REACH]
+        if match.group("scheme") is None and is_expression(
+            match.group("val"), quoted=quoted, rest=rest
+        ):
             continue  # password_field = form.get(...), token: ${TOKEN}
         if not quoted:
             # "credentials: Proxy-Authorization: tok": the value is a name; take its value too
@@ -181,6 +184,9 @@ def _assign_apply(text: str) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+_CALL_REACH = 400  # how far after a value a call's closing bracket is looked for
 
 
 def _flag_apply(text: str) -> str:

@@ -265,12 +265,20 @@ def _random_name(callee: str) -> bool:
     return words < 0.3 * len(name)
 
 
-def is_expression(value: str, *, quoted: bool = False) -> bool:
+def _closed(value: str, opener: int, rest: str) -> bool:
+    """Whether the bracket at ``value[opener]`` is closed later (in ``value`` or ``rest``, the
+    text after it): a call has its arguments and a ")", a token followed by "(" does not."""
+    closer = ")" if value[opener] == "(" else "]"
+    return closer in value[opener + 1 :] or closer in rest
+
+
+def is_expression(value: str, *, quoted: bool = False, rest: str | None = None) -> bool:
     """True when an assignment's value refers to a secret instead of being one.
 
     Placeholders (``${VAR}``, ``{{ x }}``, ``<redacted>``, ``***``) count quoted or not; code
     (calls, attribute access, snake_case or camelCase variable names, type names and
     keywords) only unquoted, since a quoted string is a literal whatever it looks like.
+    ``rest``, the text after the value when the caller has it, must close a call's bracket.
     """
     if not value or _PLACEHOLDER.match(value) is not None:
         return True
@@ -280,7 +288,11 @@ def is_expression(value: str, *, quoted: bool = False) -> bool:
     if quoted:
         return False
     call = _CALL.match(value)
-    if call is not None and not _random_name(call.group(0)):
+    if (
+        call is not None
+        and not _random_name(call.group(0))
+        and (rest is None or _closed(value, call.end() - 1, rest))
+    ):
         return True  # a call ("form.get(", "os.environ[")
     if value[0] == "`":  # a template literal
         return True
