@@ -165,7 +165,7 @@ def test_a_plugins_toml_stream_sink_gets_what_the_file_sink_gets(
     collector: Collector, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``observability/relay`` with a plugins.toml holding a file sink and a stream sink:
-    after a session (observers in the hook worker process), the endpoint has received every
+    after a session (observers on the hook thread), the endpoint has received every
     line of the ATOF file, in order; the relay's shutdown sends what is queued."""
     from wayline.plugins.observability import relay as relay_plugin
     from wayline.runtime import build_runtime

@@ -8,8 +8,8 @@ and subagent threads cannot mis-parent events.
 
 All callbacks here are observers: they are thread-safe (one lock around the id
 maps) and never raise into the agent (the host's hook bus, or the plugin's hook
-worker, logs and skips). The plugin normally runs them on the shared
-``wayline-hooks`` worker thread in hook order (``hookqueue``), with relay's clock
+thread, logs and skips). The plugin normally runs them on the shared
+``wayline-hooks`` thread in hook order (``hookqueue``), with relay's clock
 pinned to each hook's time; with ``*_ASYNC_HOOKS=0`` or managed execution they run
 on the emitting thread.
 
