@@ -17,17 +17,14 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
+
+from side_venv import make_venv, pip_install
 
 # Show diffs for the fingerprint comparisons made inside the helper module.
 pytest.register_assert_rewrite("interop_support")
@@ -54,59 +51,18 @@ def _read_marker(venv: Path) -> dict[str, str]:
     return data if isinstance(data, dict) else {}
 
 
-def _index_host() -> tuple[str, int]:
-    url = urlsplit(os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple")
-    return url.hostname or "pypi.org", url.port or (80 if url.scheme == "http" else 443)
-
-
-def _index_reachable() -> bool:
-    try:
-        with socket.create_connection(_index_host(), timeout=5):
-            return True
-    except OSError:
-        return False
-
-
-def _run_pip(python: Path, *args: str) -> None:
-    cmd = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`{' '.join(cmd)}` did not finish in {INSTALL_TIMEOUT_S} s", pytrace=False)
-    if proc.returncode == 0:
-        return
-    if not _index_reachable():
-        host, port = _index_host()
-        pytest.skip(f"no network route to the package index {host}:{port}; cannot install {args}")
-    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-    pytest.fail(
-        f"`{' '.join(cmd)}` failed with exit code {proc.returncode}:\n{tail}", pytrace=False
-    )
-
-
 def _create(venv: Path) -> dict[str, str]:
     """Build (or finish) the venv; returns the marker it wrote."""
     marker = _read_marker(venv)
     python = venv / "bin" / "python"
     started = time.monotonic()
     if marker.get("hermes_agent") != HERMES_VERSION or not (venv / "bin" / "hermes").exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        made = subprocess.run(
-            [sys.executable, "-m", "venv", str(venv)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if made.returncode != 0:
-            pytest.fail(f"`python -m venv {venv}` failed:\n{made.stderr}", pytrace=False)
-        _run_pip(python, f"hermes-agent=={HERMES_VERSION}")
+        make_venv(venv)
+        pip_install(python, f"hermes-agent=={HERMES_VERSION}")
         marker = {"hermes_agent": HERMES_VERSION}
         (venv / MARKER).write_text(json.dumps(marker))
     if marker.get("wayline") != str(ROOT) or marker.get("pyproject") != _pyproject_hash():
-        _run_pip(python, "-e", f"{ROOT}[otel]")
+        pip_install(python, "-e", f"{ROOT}[otel]")
         marker = {**marker, "wayline": str(ROOT), "pyproject": _pyproject_hash()}
         marker["seconds"] = f"{time.monotonic() - started:.1f}"
         (venv / MARKER).write_text(json.dumps(marker))

@@ -12,10 +12,9 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from side_venv import make_venv, pip_install
 
 ROOT = Path(__file__).resolve().parents[3]
 VENV = ROOT / ".venv-otel-min"
@@ -29,14 +28,6 @@ TESTS = ("test_otel_mapping.py", "test_otel_parenting.py", "test_otel_export.py"
 MARKER = ".wayline-otel-min.json"
 
 
-def _pip(python: Path, *args: str) -> None:
-    cmd = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
-        pytest.fail(f"`{' '.join(cmd)}` failed:\n{tail}", pytrace=False)
-
-
 def _venv() -> Path:
     """``.venv-otel-min``'s python: the lowest OpenTelemetry pins plus this checkout."""
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
@@ -48,9 +39,9 @@ def _venv() -> Path:
         current = None
     if current == wanted and python.exists():
         return python
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
+    make_venv(VENV)
     # The pins go in together with the checkout, so pip cannot lift them to a newer release.
-    _pip(python, *PINS, "-e", f"{ROOT}[otel]", "pytest>=8.0", "pytest-timeout>=2.3")
+    pip_install(python, *PINS, "-e", f"{ROOT}[otel]", "pytest>=8.0", "pytest-timeout>=2.3")
     (VENV / MARKER).write_text(json.dumps(wanted))
     return python
 

@@ -12,16 +12,14 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+
+from side_venv import make_venv, pip_install
 
 RELAY_VERSION = "0.10.4"
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,16 +33,6 @@ def _venv_dir() -> Path:
     return Path(os.environ.get("WAYLINE_RELAY_VENV") or ROOT / ".venv-relay")
 
 
-def _index_reachable() -> bool:
-    url = urlsplit(os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple")
-    host, port = url.hostname or "pypi.org", url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((host, port), timeout=5):
-            return True
-    except OSError:
-        return False
-
-
 def _create(venv: Path) -> None:
     try:
         marker = json.loads((venv / MARKER).read_text())
@@ -54,26 +42,8 @@ def _create(venv: Path) -> None:
         return
     python = venv / "bin" / "python"
     if not python.exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        made = subprocess.run(
-            [sys.executable, "-m", "venv", str(venv)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if made.returncode != 0:
-            pytest.fail(f"`python -m venv {venv}` failed:\n{made.stderr}", pytrace=False)
-    cmd = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    cmd.append(f"nemo-relay=={RELAY_VERSION}")
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False
-    )
-    if proc.returncode != 0:
-        if not _index_reachable():
-            pytest.skip("no network route to the package index; cannot install nemo-relay")
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        pytest.fail(f"`{' '.join(cmd)}` failed:\n{tail}", pytrace=False)
+        make_venv(venv)
+    pip_install(python, f"nemo-relay=={RELAY_VERSION}", timeout_s=INSTALL_TIMEOUT_S)
     (venv / MARKER).write_text(json.dumps({"nemo_relay": RELAY_VERSION}))
 
 
