@@ -177,7 +177,7 @@ def _intern_messages(payload: dict[str, Any], seen: dict[str, Any]) -> None:
 def _deferred(name: str, payload: dict[str, Any], memo: Any) -> dict[str, Any]:
     """What wayline's runtime hands its hook bus: request/response still to sanitize, with
     the agent's own sanitize memo for the request (``REQUEST_MEMO_DEPTH``)."""
-    from wayline.contract.unsanitized import Unsanitized
+    from wayline.redaction.unsanitized import Unsanitized
 
     if name in ("pre_api_request", "api_request_error") and isinstance(
         payload.get("request"), dict
@@ -194,7 +194,7 @@ def load_calls(
     """The replay's hook calls (``repeat`` copies of the stream, renamed sessions), built
     ahead of the timing; only hooks that have callbacks. ``wayline``: the payloads are
     what wayline's runtime gives its bus (see :func:`_invoker` for what the bus does)."""
-    from wayline.contract.sanitize import SanitizeMemo
+    from wayline.redaction.sanitize import SanitizeMemo
 
     memo = SanitizeMemo(3)
     text = stream.read_text()
@@ -220,7 +220,7 @@ def _invoker(callback: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     enqueue = getattr(callback, "enqueue", None)
     if callable(enqueue):
         return enqueue  # type: ignore[no-any-return]
-    from wayline.contract.unsanitized import has_unsanitized, resolve_payload
+    from wayline.redaction.unsanitized import has_unsanitized, resolve_payload
 
     def call(payload: dict[str, Any]) -> Any:
         if has_unsanitized(payload):

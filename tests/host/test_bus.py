@@ -278,7 +278,7 @@ def test_behaviour_helpers_fail_open() -> None:
 
 
 def _unsanitized_request() -> Any:
-    from wayline.contract.unsanitized import Unsanitized
+    from wayline.redaction.unsanitized import Unsanitized
 
     return Unsanitized({"method": "POST", "body": {"api_key": "k", "messages": []}}, 3)
 
@@ -300,7 +300,7 @@ class _Queued(QueuedObserver):
 def test_queued_observers_get_unsanitized_values_when_they_are_the_only_callbacks() -> None:
     """When every callback of a hook is a QueuedObserver, ``queued_only`` is true and they get
     the Unsanitized value itself (sanitized later, on their own thread)."""
-    from wayline.contract.unsanitized import Unsanitized
+    from wayline.redaction.unsanitized import Unsanitized
 
     bus = HookBus()
     first, second = _Queued(), _Queued()
@@ -316,7 +316,7 @@ def test_queued_observers_get_unsanitized_values_when_they_are_the_only_callback
 def test_a_plain_callback_among_queued_ones_gets_sanitized_values_and_so_do_the_others() -> None:
     """One plain callback (a Hermes plugin, say) among queued ones: ``queued_only`` turns false
     and every callback gets the sanitized value, resolved once; ``clear`` forgets it."""
-    from wayline.contract.sanitize import REDACTED
+    from wayline.redaction.sanitize import REDACTED
 
     bus = HookBus()
     queued, seen = _Queued(), []

@@ -183,8 +183,8 @@ def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
 def test_unsanitized_fields_are_sanitized_on_the_hook_thread_once_for_every_plugin() -> None:
     """When every callback of a hook is queued the bus passes the raw request; the hook thread
     sanitizes it (a secret never reaches an observer) and both plugins see one value."""
-    from wayline.contract.sanitize import sanitize
-    from wayline.contract.unsanitized import Unsanitized
+    from wayline.redaction.sanitize import sanitize
+    from wayline.redaction.unsanitized import Unsanitized
     from wayline.host import HookBus
 
     bus = HookBus()

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_support import Outputs, full_scale, record, scaled, shutdown_exporters, write_config
 
-from wayline.contract.sanitize import sanitize
+from wayline.redaction.sanitize import sanitize
 from wayline.relay.atif.convert import convert_events
 from wayline.relay.atif.validate import validate_trajectory
 from wayline.relay.atof import (

@@ -44,9 +44,9 @@ from rel_support import (
     write_config,
 )
 
-from wayline.contract import redact
+from wayline.redaction import redact
 from wayline.contract.hooks import HOOK_SPECS
-from wayline.contract.sanitize import sanitize
+from wayline.redaction.sanitize import sanitize
 from wayline.runtime import build_runtime
 from wayline.testing.secrets import SECRET_SAMPLES, WHY_SAMPLES, SecretSample
 from wayline.testing.server import ScriptedServer

@@ -1,4 +1,7 @@
-"""What plugins may rely on: hook names and payload fields, schema versions, ids."""
+"""What plugins may rely on: hook names and payload fields, schema versions, ids.
+
+Redaction and sanitizing live in :mod:`wayline.redaction`.
+"""
 
 from wayline.contract.errors import ControlRejected
 from wayline.contract.hooks import (

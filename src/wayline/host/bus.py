@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wayline.contract.hooks import TELEMETRY_SCHEMA_VERSION, VALID_HOOKS
-from wayline.contract.unsanitized import has_unsanitized, resolve_payload
+from wayline.redaction.unsanitized import has_unsanitized, resolve_payload
 
 log = logging.getLogger("wayline.hooks")
 
@@ -33,8 +33,8 @@ class QueuedObserver:
     callback's own thread reads the payload later. The bus calls :meth:`enqueue` with its
     payload dict itself (no keyword copy per callback; the bus never changes it afterwards),
     and when every callback of a hook is a ``QueuedObserver`` the sanitized fields may still
-    be :class:`~wayline.contract.unsanitized.Unsanitized`: the observer's thread sanitizes
-    them with :func:`~wayline.contract.unsanitized.resolve_payload` before reading them.
+    be :class:`~wayline.redaction.unsanitized.Unsanitized`: the observer's thread sanitizes
+    them with :func:`~wayline.redaction.unsanitized.resolve_payload` before reading them.
     A host that does not know this class (Hermes) calls the object with keyword arguments,
     which enqueues a dict of them.
     """
@@ -68,7 +68,7 @@ def describe_exception(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         return f"<{type(exc).__name__} with an unprintable message>"
-    from wayline.contract.sanitize import redact_text  # only on failures: keeps imports light
+    from wayline.redaction.sanitize import redact_text  # only on failures: keeps imports light
 
     return redact_text(text)[:2000]
 
@@ -161,7 +161,7 @@ class HookBus:
 
     def queued_only(self, name: str) -> bool:
         """True when every callback of ``name`` is a :class:`QueuedObserver`: a call site may
-        then pass :class:`~wayline.contract.unsanitized.Unsanitized` values, sanitized later
+        then pass :class:`~wayline.redaction.unsanitized.Unsanitized` values, sanitized later
         on the observers' thread instead of the caller's."""
         return name in self._queued_only
 

@@ -210,7 +210,7 @@ def dumps(value: Any) -> str:
     except (RecursionError, ValueError, TypeError):
         # A reference cycle (or a key JSON cannot carry) in data handed to relay: encode a
         # converted copy, where cycles are cut with a marker, instead of losing the event.
-        from wayline.contract.sanitize import to_jsonable
+        from wayline.redaction.sanitize import to_jsonable
 
         text = _encode(to_jsonable(value))
     if _needs_fix(text):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wayline.contract.ids import RunContext
-from wayline.contract.sanitize import SanitizeMemo, redact_text, sanitize
-from wayline.contract.unsanitized import Unsanitized
+from wayline.redaction.sanitize import SanitizeMemo, redact_text, sanitize
+from wayline.redaction.unsanitized import Unsanitized
 from wayline.host.manager import PluginManager
 from wayline.runtime.provider import (
     NormalizedResponse,

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from wayline.contract.sanitize import REDACTED, is_sensitive_key, redact_text
+from wayline.redaction.sanitize import REDACTED, is_sensitive_key, redact_text
 from wayline.host.config import ConfigError
 
 

@@ -241,7 +241,7 @@ _CODE = [
     "public static void main(String[] args) throws Exception {",
     "#include <openssl/evp.h>",
     "import { createHash } from 'node:crypto';",
-    "from wayline.contract.redact import redact_text",
+    "from wayline.redaction.redact import redact_text",
     "x = base64.b64encode(data).decode('ascii')",
     "return hashlib.sha256(payload).hexdigest()",
     "logger.info('token refreshed for %s', user_id)",

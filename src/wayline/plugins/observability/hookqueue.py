@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from wayline.contract.unsanitized import Memos, has_unsanitized, resolve_payload
+from wayline.redaction.unsanitized import Memos, has_unsanitized, resolve_payload
 from wayline.host.bus import QueuedObserver
 from wayline.relay.clock import pin, pinned_ns
 

@@ -3,7 +3,7 @@
 Short identifiers (ids, model and tool names) are redacted and clipped through a small
 memo, because the same few values recur on every span; free text (messages, arguments,
 results, commands) is redacted and clipped to the content cap, and structured values go
-through ``wayline.contract.sanitize.sanitize`` before they are encoded as JSON. Content is
+through ``wayline.redaction.sanitize.sanitize`` before they are encoded as JSON. Content is
 only ever set when ``capture_content`` is on (it is never set-then-removed).
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from wayline.contract.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
+from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
 from wayline.plugins.observability.otel.settings import OtelSettings
 
 AttrValue = str | bool | int | float | list[str]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wayline import relay
-from wayline.contract.sanitize import SanitizeMemo, sanitize
+from wayline.redaction.sanitize import SanitizeMemo, sanitize
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.request import request_body
 from wayline.plugins.observability.relay.settings import RelaySettings

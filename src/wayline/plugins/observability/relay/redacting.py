@@ -5,7 +5,7 @@ execute spans, so relay records the raw request, response, arguments and result 
 objects the call uses, which cannot be sanitized in place. The plugin's exporters (ATOF and
 ATIF) therefore subscribe through :func:`redacting`, which hands them a copy of each event
 whose ``data``, ``metadata`` and ``category_profile`` went through
-:func:`wayline.contract.sanitize.sanitize`. The observer-driven (unmanaged) path sanitizes
+:func:`wayline.redaction.sanitize.sanitize`. The observer-driven (unmanaged) path sanitizes
 before emitting and needs none of this.
 """
 
@@ -15,7 +15,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from wayline.contract.sanitize import sanitize
+from wayline.redaction.sanitize import sanitize
 
 
 def redacted(event: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wayline.contract.sanitize import (
+from wayline.redaction.sanitize import (
     TRUNCATED_ITEMS_KEY,
     SanitizeMemo,
     sanitize,

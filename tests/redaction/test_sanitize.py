@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wayline.contract.sanitize import (
+from wayline.redaction.sanitize import (
     DEFAULT_PAYLOAD_MAX_CHARS,
     MIN_PAYLOAD_MAX_CHARS,
     PAYLOAD_MAX_CHARS_ENV,
@@ -377,7 +377,7 @@ def test_env_var_invalid_warns_once(
 ) -> None:
     """A non-integer value falls back to the default with one warning naming the variable."""
     monkeypatch.setenv(PAYLOAD_MAX_CHARS_ENV, "lots-and-lots")
-    with caplog.at_level(logging.WARNING, logger="wayline.contract.sanitize"):
+    with caplog.at_level(logging.WARNING, logger="wayline.redaction.sanitize"):
         assert payload_max_chars() == DEFAULT_PAYLOAD_MAX_CHARS
         assert payload_max_chars() == DEFAULT_PAYLOAD_MAX_CHARS
     records = [r for r in caplog.records if PAYLOAD_MAX_CHARS_ENV in r.getMessage()]

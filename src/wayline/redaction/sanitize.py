@@ -3,7 +3,7 @@
 `sanitize` is the single policy behind every hook field marked sanitized and every
 exporter: convert to JSON-compatible data (`to_jsonable`), bound depth / string /
 sequence sizes with explicit markers, redact credential keys and secret-looking text
-(`wayline.contract.redact`), then enforce the total size limit
+(`wayline.redaction.redact`), then enforce the total size limit
 (`WAYLINE_PAYLOAD_MAX_CHARS`) with staged fallbacks. It never mutates its input, keeps
 no shared mutable state per call, and is idempotent on its own output.
 """
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
 
-from wayline.contract.redact import (
+from wayline.redaction.redact import (
     REDACT_PATTERNS_ENV,
     REDACTED,
     SecretPattern,
@@ -62,7 +62,7 @@ __all__ = [
 # is recognised whole instead of leaking its first characters.
 
 _log = logging.getLogger(__name__)
-from wayline.contract._walk import (  # noqa: E402
+from wayline.redaction._walk import (  # noqa: E402
     _FALLBACK_MAX_SEQUENCE,
     _FALLBACK_MAX_STRING,
     _MAX_TYPE_NAME,

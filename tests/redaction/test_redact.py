@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from wayline.contract.redact import (
+from wayline.redaction.redact import (
     REDACT_PATTERNS_ENV,
     add_secret_pattern,
     add_sensitive_key,
@@ -19,7 +19,7 @@ from wayline.contract.redact import (
     remove_secret_pattern,
     secret_patterns,
 )
-from wayline.contract.sanitize import REDACTED, is_sensitive_key, redact_text, sanitize
+from wayline.redaction.sanitize import REDACTED, is_sensitive_key, redact_text, sanitize
 from wayline.testing.secrets import (
     HARMLESS_STRINGS,
     SECRET_SAMPLES,
@@ -295,7 +295,7 @@ def test_patterns_file_from_env(
     )
     monkeypatch.setenv(REDACT_PATTERNS_ENV, str(patterns))
     try:
-        with caplog.at_level(logging.WARNING, logger="wayline.contract.redact"):
+        with caplog.at_level(logging.WARNING, logger="wayline.redaction.redact"):
             names = reload_env_patterns()
         assert names == (f"{patterns}:3", f"{patterns}:4")
         assert any(
@@ -316,7 +316,7 @@ def test_missing_patterns_file_warns(
     """A patterns file that cannot be read is reported and ignored."""
     monkeypatch.setenv(REDACT_PATTERNS_ENV, str(tmp_path / "absent.txt"))
     try:
-        with caplog.at_level(logging.WARNING, logger="wayline.contract.redact"):
+        with caplog.at_level(logging.WARNING, logger="wayline.redaction.redact"):
             assert reload_env_patterns() == ()
         assert any("absent.txt" in r.getMessage() for r in caplog.records)
     finally:

@@ -1,6 +1,6 @@
 """The sanitizer's walker: conversion, bounds and redaction of one nested value.
 
-Internal to :mod:`wayline.contract.sanitize` (split out to keep modules small); the public
+Internal to :mod:`wayline.redaction.sanitize` (split out to keep modules small); the public
 API lives there.
 """
 
@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from operator import is_
 from typing import Any
 
-from wayline.contract.redact import (
+from wayline.redaction.redact import (
     REDACTED,
     is_sensitive_key,
     redact_text,
 )
-from wayline.contract.redact import _current as current_rules
+from wayline.redaction.redact import _current as current_rules
 
 PAYLOAD_MAX_CHARS_ENV = "WAYLINE_PAYLOAD_MAX_CHARS"
 DEFAULT_PAYLOAD_MAX_CHARS = 50_000

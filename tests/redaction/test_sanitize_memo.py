@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wayline.contract.redact import redact_text
-from wayline.contract.sanitize import (
+from wayline.redaction.redact import redact_text
+from wayline.redaction.sanitize import (
     SanitizeMemo,
     _encoded_length,
     sanitize,

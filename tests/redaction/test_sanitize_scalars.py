@@ -3,7 +3,7 @@ value over the limit."""
 
 from __future__ import annotations
 
-from wayline.contract.sanitize import REDACTED, TRUNCATED_ITEMS_KEY, sanitize
+from wayline.redaction.sanitize import REDACTED, TRUNCATED_ITEMS_KEY, sanitize
 
 
 def test_scalars_in_mappings_and_lists_keep_their_values_and_marks() -> None:

@@ -24,11 +24,11 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from wayline.contract._trie import any_word_pattern
-from wayline.contract.entropy import MIN_TOKEN, redact_bare_tokens
-from wayline.contract.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
-from wayline.contract.redact_rules import regex_rule as _regex_rule
-from wayline.contract.secret_names import (
+from wayline.redaction._trie import any_word_pattern
+from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
+from wayline.redaction.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
+from wayline.redaction.redact_rules import regex_rule as _regex_rule
+from wayline.redaction.secret_names import (
     KEY_TRIGGERS,
     flag_is_sensitive,
     is_expression,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wayline.contract.sanitize import SanitizeMemo, sanitize
+from wayline.redaction.sanitize import SanitizeMemo, sanitize
 
 __all__ = ["Memos", "Unsanitized", "has_unsanitized", "resolve_payload"]
 

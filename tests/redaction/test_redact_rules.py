@@ -12,9 +12,9 @@ from types import ModuleType
 
 import pytest
 
-from wayline.contract.entropy import looks_random
-from wayline.contract.redact import is_sensitive_key, redact_text
-from wayline.contract.sanitize import sanitize
+from wayline.redaction.entropy import looks_random
+from wayline.redaction.redact import is_sensitive_key, redact_text
+from wayline.redaction.sanitize import sanitize
 from wayline.testing.secrets import SECRET_SAMPLES, WHY_SAMPLES, families
 
 
@@ -221,7 +221,7 @@ def test_keys_on_consecutive_lines_are_no_base64_block() -> None:
 def test_a_random_token_followed_by_a_parenthesis_is_no_call() -> None:
     """A credential value that happens to be followed by "(" is still redacted (fuzz findings:
     no closing bracket follows, or the name is no word); calls stay untouched."""
-    from wayline.contract.sanitize import redact_text
+    from wayline.redaction.sanitize import redact_text
 
     assert "Hn7fAD5qBrRovWGsdm" not in redact_text(" REDISPASSWORD=Hn7fAD5qBrRovWGsdm(")
     assert "tf5pt3hrPqjtkmWWAT" not in redact_text(" db.password=tf5pt3hrPqjtkmWWAT(")

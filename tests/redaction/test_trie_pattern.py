@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wayline.contract._trie import any_word_pattern
+from wayline.redaction._trie import any_word_pattern
 
 _alphabet = "abk-_.:@ sy"
 

@@ -1,0 +1,47 @@
+"""Redaction and payload sanitizing: the one policy every hook payload and exporter shares.
+
+`sanitize` turns any value into a JSON-compatible, redacted copy; `redact_text` replaces the
+secret part of secret-looking text. The package imports nothing of wayline's: the hook
+contract's users (host, runtime, relay, plugins) may all import it. docs/redaction.md states
+its principles.
+"""
+
+from wayline.redaction.redact import (
+    REDACT_PATTERNS_ENV,
+    REDACTED,
+    SecretPattern,
+    add_secret_pattern,
+    add_sensitive_key,
+    is_sensitive_key,
+    redact_text,
+    reload_env_patterns,
+    remove_secret_pattern,
+    secret_patterns,
+)
+from wayline.redaction.sanitize import (
+    PAYLOAD_MAX_CHARS_ENV,
+    SanitizeMemo,
+    payload_max_chars,
+    sanitize,
+    sanitize_headers,
+    to_jsonable,
+)
+
+__all__ = [
+    "PAYLOAD_MAX_CHARS_ENV",
+    "REDACTED",
+    "REDACT_PATTERNS_ENV",
+    "SanitizeMemo",
+    "SecretPattern",
+    "add_secret_pattern",
+    "add_sensitive_key",
+    "is_sensitive_key",
+    "payload_max_chars",
+    "redact_text",
+    "reload_env_patterns",
+    "remove_secret_pattern",
+    "sanitize",
+    "sanitize_headers",
+    "secret_patterns",
+    "to_jsonable",
+]
