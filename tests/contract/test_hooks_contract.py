@@ -211,23 +211,23 @@ def test_valid_hooks_match_hermes_0_19() -> None:
 
 
 @pytest.mark.parametrize("hook", sorted(SEED_FIELDS))
-def test_seed_fields_match_the_seed(hook: str) -> None:
-    """A hook's seed_fields hold the seed's list; any extra is a seed correlation id."""
+def test_contract_fields_match_the_seed(hook: str) -> None:
+    """A hook's contract_fields hold the seed's list; any extra is a seed correlation id."""
     spec = HOOK_SPECS[hook]
     expected = SEED_FIELDS[hook]
-    assert expected <= spec.seed_fields, sorted(expected - spec.seed_fields)
-    assert spec.seed_fields - expected <= CORRELATION_IDS, sorted(spec.seed_fields - expected)
-    assert spec.seed_fields <= spec.fields
+    assert expected <= spec.contract_fields, sorted(expected - spec.contract_fields)
+    assert spec.contract_fields - expected <= CORRELATION_IDS, sorted(spec.contract_fields - expected)
+    assert spec.contract_fields <= spec.fields
 
 
 def test_session_hooks_cover_the_common_fields() -> None:
     """Each session hook carries session_id; together they carry every seed session field."""
     union: set[str] = set()
     for hook in SESSION_HOOKS:
-        assert "session_id" in HOOK_SPECS[hook].seed_fields
+        assert "session_id" in HOOK_SPECS[hook].contract_fields
         union |= HOOK_SPECS[hook].fields
     assert union >= SESSION_COMMON
-    assert {"completed", "interrupted"} <= HOOK_SPECS["on_session_end"].seed_fields
+    assert {"completed", "interrupted"} <= HOOK_SPECS["on_session_end"].contract_fields
     assert {"old_session_id", "new_session_id"} <= HOOK_SPECS["on_session_reset"].fields
 
 
@@ -268,10 +268,10 @@ def test_middleware_kinds() -> None:
     assert {"llm_request", "tool_request", "llm_execution", "tool_execution"} == MIDDLEWARE_KINDS
 
 
-def test_missing_fields_reports_absent_seed_fields() -> None:
+def test_missing_fields_reports_absent_contract_fields() -> None:
     """missing_fields names the seed fields a payload lacks; unknown hooks report nothing."""
     payload = dict.fromkeys(SEED_FIELDS["pre_tool_call"] - {"tool_call_id"}, "x")
     assert missing_fields("pre_tool_call", payload) == {"tool_call_id"}
-    full = dict.fromkeys(HOOK_SPECS["pre_tool_call"].seed_fields, "x")
+    full = dict.fromkeys(HOOK_SPECS["pre_tool_call"].contract_fields, "x")
     assert missing_fields("pre_tool_call", full) == frozenset()
     assert missing_fields("no_such_hook", {}) == frozenset()

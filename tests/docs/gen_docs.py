@@ -176,7 +176,8 @@ def hooks_page() -> str:
         "`KeyboardInterrupt` and other `BaseException`s propagate.",
         "",
         f'Every payload also carries `telemetry_schema_version = "{TELEMETRY_SCHEMA_VERSION}"`.'
-        " *Seed* fields are the contract every host sends; *Hermes* fields are the extra ones "
+        " *Contract* fields are the ones the Hermes observer contract names, which every host "
+        "sends; *Hermes* fields are the extra ones "
         "Hermes Agent 0.19.0 sends, which wayline sends too so a Hermes plugin finds them. "
         f"Middleware (`{MIDDLEWARE_SCHEMA_VERSION}`) is in [middleware.md](middleware.md).",
         "",
@@ -200,7 +201,7 @@ def hooks_page() -> str:
         example: dict[str, Any] = {"telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
         for name in sorted(spec.fields):
             meaning, value = _field(spec.name, name)
-            kind = "seed" if name in spec.seed_fields else "Hermes"
+            kind = "contract" if name in spec.contract_fields else "Hermes"
             if name in spec.sanitized_fields:
                 kind += ", sanitized"
             out.append(f"| `{name}` | {kind} | {meaning} |")

@@ -15,7 +15,7 @@ PLAIN = {"default": {"content": "ok"}}
 
 def _assert_seed_keys(recorder: Any) -> None:
     for name, kw, _ in recorder.events:
-        missing = HOOK_SPECS[name].seed_fields - kw.keys()
+        missing = HOOK_SPECS[name].contract_fields - kw.keys()
         assert not missing, f"{name} lacks seed fields {sorted(missing)}"
         assert kw["telemetry_schema_version"] == TELEMETRY_SCHEMA_VERSION
 

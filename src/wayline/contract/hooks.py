@@ -1,6 +1,6 @@
-"""Hook names, payload fields and schema versions: the observer contract (seed 000).
+"""Hook names, payload fields and schema versions: the Hermes observer contract.
 
-Every hook is written down once here: its seed fields (what a consumer may rely
+Every hook is written down once here: its contract fields (what a consumer may rely
 on), the extra fields Hermes Agent 0.19.0 was observed to send (so a Hermes
 plugin finds them), and how its return value is used. The runtime builds its
 payloads from these specs and the tests check emitted payloads against them.
@@ -23,15 +23,15 @@ class HookSpec:
 
     name: str
     fires: str
-    seed_fields: frozenset[str]
+    contract_fields: frozenset[str]
     hermes_fields: frozenset[str] = frozenset()
     returns: HookReturn = "ignored"
     sanitized_fields: frozenset[str] = frozenset()
 
     @property
     def fields(self) -> frozenset[str]:
-        """Every field wayline emits for this hook (seed ∪ observed Hermes)."""
-        return self.seed_fields | self.hermes_fields
+        """Every field wayline emits for this hook (the contract's ∪ observed Hermes)."""
+        return self.contract_fields | self.hermes_fields
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -331,8 +331,8 @@ class BlockDirective(TypedDict):
 
 
 def missing_fields(hook: str, payload: dict[str, Any]) -> frozenset[str]:
-    """Seed fields of ``hook`` absent from ``payload`` (empty for unknown hooks)."""
+    """Contract fields of ``hook`` absent from ``payload`` (empty for unknown hooks)."""
     spec = HOOK_SPECS.get(hook)
     if spec is None:
         return frozenset()
-    return spec.seed_fields - payload.keys()
+    return spec.contract_fields - payload.keys()
