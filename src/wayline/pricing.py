@@ -1,0 +1,232 @@
+"""The cost of one model call in USD, from the ``genai-prices`` table, offline.
+
+``genai-prices`` (the table Pydantic AI and Logfire price with) ships its data inside the
+package; wayline reads only that bundled snapshot and never starts the package's
+``UpdatePrices`` background fetch, so pricing needs no network. The package is imported on
+the first call that needs a price: a process that never prices anything never pays for it.
+
+Token counts arrive in several shapes, and the providers disagree on what ``input`` means —
+mixing them up is the well-known "40x overcharge" bug of cached tokens:
+
+==========================  ===========================================  ===================
+shape                       input total                                  output total
+==========================  ===========================================  ===================
+OpenAI Chat / Responses     ``prompt_tokens`` / ``input_tokens``         ``completion_tokens``
+                            (already includes ``cached_tokens``)         (includes reasoning)
+Anthropic Messages          ``input_tokens`` + ``cache_read_input_tokens``
+                            + ``cache_creation_input_tokens``            ``output_tokens``
+Google Gemini               ``promptTokenCount`` (includes cached)       ``candidatesTokenCount``
+                            + ``toolUsePromptTokenCount``                + ``thoughtsTokenCount``
+wayline hook usage          ``input_tokens`` (includes cache reads)      ``output_tokens``
+relay annotated usage       ``uncached_input_tokens`` + cache reads
+                            + cache writes                               ``completion_tokens``
+==========================  ===========================================  ===================
+
+:func:`token_counts` turns any of them into :class:`TokenCounts`, whose ``input`` is the
+total input with the cached parts counted in, as ``genai-prices`` expects; the table then
+prices cache reads, cache writes and reasoning at their own rates where it has them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import metadata
+from typing import Any
+
+__all__ = [
+    "COST_ATTRIBUTE",
+    "TABLE_DATES",
+    "Pricer",
+    "TokenCounts",
+    "price_table",
+    "token_counts",
+]
+
+log = logging.getLogger("wayline.pricing")
+
+COST_ATTRIBUTE = "llm.cost.total"
+"""The span attribute of a call's cost in USD (OpenInference's; GenAI has none yet)."""
+
+TABLE_DATES = {"0.2.3": "2026-11-10"}
+"""Release date of each known ``genai-prices`` version: the date of its bundled snapshot."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounts:
+    """Token counts of one call: ``input``/``output`` are totals the parts are included in."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _get(usage: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        n = _int(usage.get(key))
+        if n is not None:
+            return n
+    return None
+
+
+def _details(usage: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = usage.get(key)
+        if isinstance(value, Mapping):
+            return value
+    return {}
+
+
+def _google(usage: Mapping[str, Any]) -> TokenCounts:
+    prompt = _get(usage, "promptTokenCount", "prompt_token_count") or 0
+    tool_prompt = _get(usage, "toolUsePromptTokenCount", "tool_use_prompt_token_count") or 0
+    candidates = _get(usage, "candidatesTokenCount", "candidates_token_count") or 0
+    thoughts = _get(usage, "thoughtsTokenCount", "thoughts_token_count") or 0
+    cached = _get(usage, "cachedContentTokenCount", "cached_content_token_count") or 0
+    return TokenCounts(prompt + tool_prompt, candidates + thoughts, cached, 0, thoughts)
+
+
+def _anthropic(usage: Mapping[str, Any]) -> TokenCounts:
+    read = _get(usage, "cache_read_input_tokens") or 0
+    write = _get(usage, "cache_creation_input_tokens") or 0
+    uncached = _get(usage, "input_tokens") or 0
+    return TokenCounts(uncached + read + write, _get(usage, "output_tokens") or 0, read, write)
+
+
+def _openai_like(usage: Mapping[str, Any]) -> TokenCounts:
+    prompt_details = _details(usage, "prompt_tokens_details", "input_tokens_details")
+    output_details = _details(usage, "completion_tokens_details", "output_tokens_details")
+    read = _get(usage, "cache_read_tokens")
+    if read is None:
+        read = _get(prompt_details, "cached_tokens") or 0
+    write = _get(usage, "cache_write_tokens")
+    if write is None:
+        write = _get(prompt_details, "cache_write_tokens", "cache_creation_tokens") or 0
+    reasoning = _get(usage, "reasoning_tokens")
+    if reasoning is None:
+        reasoning = _get(output_details, "reasoning_tokens") or 0
+    uncached = _get(usage, "uncached_input_tokens")
+    if uncached is not None:  # relay's annotation: the uncached part is explicit
+        total_input = uncached + read + write
+    else:
+        total_input = _get(usage, "prompt_tokens", "input_tokens") or 0
+    output = _get(usage, "completion_tokens", "output_tokens") or 0
+    return TokenCounts(total_input, output, read, write, reasoning)
+
+
+def token_counts(usage: Any) -> TokenCounts | None:
+    """The counts in a usage dict of any supported shape (see the module doc), else None."""
+    if not isinstance(usage, Mapping):
+        return None
+    inner = usage.get("usageMetadata") or usage.get("usage_metadata")
+    if isinstance(inner, Mapping):
+        usage = inner
+    if any(k in usage for k in ("promptTokenCount", "prompt_token_count", "candidatesTokenCount")):
+        return _google(usage)
+    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        return _anthropic(usage)
+    counts = _openai_like(usage)
+    if counts == TokenCounts() and not any(
+        k in usage for k in ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+    ):
+        return None
+    return counts
+
+
+def price_table() -> dict[str, str | None]:
+    """The price table in use: ``source``, ``version`` and ``date`` of its bundled snapshot."""
+    try:
+        version: str | None = metadata.version("genai-prices")
+    except metadata.PackageNotFoundError:
+        version = None
+    date = TABLE_DATES.get(version) if version else None
+    return {"source": "genai-prices", "version": version, "date": date}
+
+
+class Pricer:
+    """Prices calls; warns once per model the table does not know (its cost is None, not 0).
+
+    One instance per consumer (an ATIF builder, an OTel observer, an export run): the set of
+    models already warned about lives here, not in the module.
+    """
+
+    def __init__(self) -> None:
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    def cost_usd(
+        self,
+        models: str | list[str | None] | None,
+        usage: Any,
+        *,
+        provider: str | None = None,
+        when: datetime | None = None,
+    ) -> float | None:
+        """USD cost of one call, or None (no usage, no model, or a model not in the table).
+
+        ``models`` may list candidates (the response's model first, then the requested one):
+        the first the table knows is priced. ``when`` picks the prices in force at the call's
+        time, so pricing a recorded session again gives the same figure.
+        """
+        counts = token_counts(usage)
+        if counts is None:
+            return None
+        names = [models] if isinstance(models, str) or models is None else models
+        candidates = [m for m in names if isinstance(m, str) and m]
+        if not candidates:
+            return None
+        for model in candidates:
+            price = _price(model, provider, counts, when)
+            if price is not None:
+                return price
+        self._warn(candidates[0], provider)
+        return None
+
+    def _warn(self, model: str, provider: str | None) -> None:
+        key = f"{provider or ''}/{model}"
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        log.warning(
+            "cost: model %r%s is not in the genai-prices table; its cost is left empty",
+            model,
+            f" (provider {provider!r})" if provider else "",
+        )
+
+
+def _price(
+    model: str, provider: str | None, counts: TokenCounts, when: datetime | None
+) -> float | None:
+    import genai_prices
+
+    usage = genai_prices.Usage(
+        input_tokens=counts.input,
+        output_tokens=counts.output,
+        cache_read_tokens=counts.cache_read or None,
+        cache_write_tokens=counts.cache_write or None,
+        output_reasoning_tokens=counts.reasoning or None,
+    )
+    for provider_id in (provider, None) if provider else (None,):
+        try:
+            result = genai_prices.calc_price(
+                usage, model, provider_id=provider_id, genai_request_timestamp=when
+            )
+        except LookupError:
+            continue
+        except ValueError as exc:  # inconsistent counts (e.g. more cached than input)
+            log.debug("cost: %s: %s", model, exc)
+            return None
+        return float(result.total_price)
+    return None
