@@ -29,27 +29,30 @@ prices cache reads, cache writes and reasoning at their own rates where it has t
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
 __all__ = [
-    "COST_ATTRIBUTE",
+    "COST_ATTRIBUTES",
     "TABLE_DATES",
     "Pricer",
     "TokenCounts",
     "price_table",
     "token_counts",
+    "with_cost",
 ]
 
 log = logging.getLogger("wayline.pricing")
 
-COST_ATTRIBUTE = "llm.cost.total"
-"""The span attribute of a call's cost in USD (OpenInference's; GenAI has none yet)."""
+COST_ATTRIBUTES = ("llm.cost.total", "gen_ai.usage.cost")
+"""Span attributes of a call's cost in USD: OpenInference's, and the name Langfuse reads (the
+GenAI semantic conventions define none yet)."""
 
 TABLE_DATES = {"0.2.3": "2026-11-10"}
 """Release date of each known ``genai-prices`` version: the date of its bundled snapshot."""
@@ -144,6 +147,7 @@ def token_counts(usage: Any) -> TokenCounts | None:
     return counts
 
 
+@functools.cache
 def price_table() -> dict[str, str | None]:
     """The price table in use: ``source``, ``version`` and ``date`` of its bundled snapshot."""
     try:
@@ -193,6 +197,25 @@ class Pricer:
         self._warn(candidates[0], provider)
         return None
 
+    def hook_cost(self, payload: Mapping[str, Any]) -> float | None:
+        """The cost of a ``post_api_request`` payload: its usage, the response's model (then
+        the requested one), its provider, priced at its ``ended_at`` time."""
+        response = payload.get("response")
+        usage = payload.get("usage")
+        if usage is None and isinstance(response, Mapping):
+            usage = response.get("usage")
+        models: list[str | None] = [payload.get("response_model"), payload.get("model")]
+        if isinstance(response, Mapping):
+            models.insert(1, response.get("model"))
+        provider = payload.get("provider")
+        ended = payload.get("ended_at")
+        when = None
+        if isinstance(ended, int | float) and not isinstance(ended, bool) and ended > 0:
+            when = datetime.fromtimestamp(ended, UTC)
+        return self.cost_usd(
+            models, usage, provider=provider if isinstance(provider, str) else None, when=when
+        )
+
     def _warn(self, model: str, provider: str | None) -> None:
         key = f"{provider or ''}/{model}"
         with self._lock:
@@ -230,3 +253,14 @@ def _price(
             return None
         return float(result.total_price)
     return None
+
+
+def with_cost(response: Any, cost: float | None) -> Any:
+    """``response`` (a hook's response dict) with ``usage.cost_usd`` set, as a copy; unchanged
+    when there is no cost or no usage dict to put it in."""
+    if cost is None or not isinstance(response, Mapping):
+        return response
+    usage = response.get("usage")
+    if not isinstance(usage, Mapping):
+        return response
+    return {**response, "usage": {**usage, "cost_usd": cost}}

@@ -46,6 +46,7 @@ from wayline.plugins.observability.otel.attributes import (
     tool_target,
     usage_counts,
 )
+from wayline.plugins.observability.otel.cost import CostMeter
 from wayline.plugins.observability.otel.instruments import Instruments
 from wayline.plugins.observability.otel.pipeline import Pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings
@@ -87,6 +88,7 @@ class OtelObserver:
         self.c = Cleaner(settings)
         self.t = Tracker(pipeline.tracer, settings.root_span_ttl_ms, clock)
         self.m = Instruments(pipeline.meter)
+        self.cost = CostMeter(pipeline.meter)
         self.turns = Turns(
             self.t,
             self.c,
@@ -233,6 +235,7 @@ class OtelObserver:
         """Close ``api.{model}`` (OK) with usage, finish reason and timing; record metrics."""
         attrs = api_end_attrs(self.c, kw)
         usage = usage_counts(kw.get("usage"))
+        self.cost.add(attrs, kw, self._genai_labels(kw))
         with self.t.lock:
             state, span = self._pop_api(kw)
             if span is None:  # attempt began before the plugin loaded

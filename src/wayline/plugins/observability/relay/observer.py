@@ -34,6 +34,7 @@ from wayline.redaction.sanitize import SanitizeMemo, sanitize
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.request import request_body
 from wayline.plugins.observability.relay.settings import RelaySettings
+from wayline.pricing import Pricer, price_table, with_cost
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
 
@@ -135,6 +136,8 @@ class RelayObserver:
         self._turns: dict[str, str] = {}
         # subagent_start facts by child session: subagent_stop does not repeat them.
         self._subagents: dict[str, dict[str, Any]] = {}
+        # Prices each call into its llm end's usage.cost_usd (ATIF: metrics.cost_usd).
+        self.pricer = Pricer()
 
     # -- sessions ---------------------------------------------------------------------
     def session(self, session_id: str, kwargs: dict[str, Any] | None = None) -> Session:
@@ -173,7 +176,11 @@ class RelayObserver:
                     model_name=atif.model_name
                     if atif.model_name != "unknown"
                     else sess.model or "unknown",
-                    extra={"source": "wayline", "plugin": "observability/relay"},
+                    extra={
+                        "source": "wayline",
+                        "plugin": "observability/relay",
+                        "pricing": price_table(),  # the table metrics.cost_usd comes from
+                    },
                 )
                 sess.atif_name = f"wayline.relay.atif.{session_id}"
                 # Subscribe before the start event would be emitted is impossible (the
@@ -399,7 +406,8 @@ class RelayObserver:
         if span is None:
             self.mark("hermes.api.response.unmatched", kw, data=kw.get("response"))
             return
-        relay.llm.call_end(span, read_only(llm_output(kw.get("response"))), metadata=metadata(kw))
+        output = with_cost(llm_output(kw.get("response")), self.pricer.hook_cost(kw))
+        relay.llm.call_end(span, read_only(output), metadata=metadata(kw))
 
     def api_request_error(self, **kw: Any) -> None:
         """End the llm span as failed (error metadata), or mark an unmatched error."""
