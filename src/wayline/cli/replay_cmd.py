@@ -118,6 +118,12 @@ def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> No
         click.echo(f"{count} difference{'s' if count != 1 else ''}")
     else:
         click.echo("same")
+    if not (as_json or as_html):
+        from wayline.trajectory.cost import cost_line
+
+        line = cost_line(a, b)  # metrics are volatile: the runs' costs are told apart
+        if line is not None:
+            click.echo(line)
     sys.exit(1 if differences else 0)
 
 
