@@ -323,11 +323,14 @@ class _Walker:
                 label,
             )
             return
-        args_x = arguments_of(cx)
-        found = deep_diff(args_x, arguments_of(cy), "arguments")
-        effective = self.opt.effective_args.get((session, str(cy.get("tool_call_id"))), _MISSING)
-        if not found and effective is not _MISSING:
-            found = deep_diff(args_x, effective, "arguments")
+        found = deep_diff(arguments_of(cx), arguments_of(cy), "arguments")
+        if not found:
+            # Same request from the model: compare what ran (a middleware's rewrite, when the
+            # recording kept one) with what runs now.
+            effective = self.opt.effective_args.get(
+                (session, str(cy.get("tool_call_id"))), executed_arguments_of(cy)
+            )
+            found = deep_diff(executed_arguments_of(cx), effective, "arguments")
         for path, a, b in found:
             self.add(where, no, "arguments", path, a, b, label)
         if id(cx) not in self.opt.skip_children:
@@ -360,8 +363,8 @@ class _Walker:
             )
         if strict:
             for path, a, b in deep_diff(
-                _strip(cx, ("arguments", "function_name")),
-                _strip(cy, ("arguments", "function_name")),
+                _call_fields(cx),
+                _call_fields(cy),
                 f"tool_calls[{k}]",
             ):
                 self.add(where, no, "field", path, a, b, label)
@@ -369,6 +372,15 @@ class _Walker:
                 _strip(rx, ("content",)), _strip(ry, ("content",)), f"observation.results[{k}]"
             ):
                 self.add(where, no, "field", path, a, b, label)
+
+
+def executed_arguments_of(call: Mapping[str, Any]) -> Any:
+    """The arguments a tool call ran with: ``extra.executed_arguments`` when middleware
+    rewrote the model's (wayline records both), else the model's own."""
+    extra = call.get("extra")
+    if isinstance(extra, Mapping) and "executed_arguments" in extra:
+        return extra["executed_arguments"]
+    return arguments_of(call)
 
 
 def _result_path(step: Mapping[str, Any], result: Mapping[str, Any] | None, k: int) -> str:
@@ -383,6 +395,15 @@ def _result_path(step: Mapping[str, Any], result: Mapping[str, Any] | None, k: i
 
 def _strip(value: Mapping[str, Any] | None, keys: tuple[str, ...]) -> JsonDict:
     return {k: v for k, v in (value or {}).items() if k not in keys}
+
+
+def _call_fields(call: Mapping[str, Any]) -> JsonDict:
+    """A call's other fields (strict mode): arguments, executed ones included, compared above."""
+    out = _strip(call, ("arguments", "function_name"))
+    extra = out.get("extra")
+    if isinstance(extra, Mapping) and "executed_arguments" in extra:
+        out["extra"] = _strip(extra, ("executed_arguments",))
+    return out
 
 
 def _call_view(call: Mapping[str, Any]) -> JsonDict:

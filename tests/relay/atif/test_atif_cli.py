@@ -43,7 +43,9 @@ def test_convert_writes_files_and_skips_a_torn_last_line(atof: Atof, tmp_path: P
     _no_traceback(result)
     assert result.returncode == 0, result.stderr
     written = [tmp_path / line for line in result.stdout.splitlines()]
-    assert [p.name for p in written] == [f"trajectory-{ids['parent']}.json", "trajectory-C.json"]
+    # The session names its trajectory ("P"): the file keeps that id, not the scope UUID.
+    assert ids["parent"] != "P"
+    assert [p.name for p in written] == ["trajectory-P.json", "trajectory-C.json"]
     assert f"events.jsonl:{line_count + 1}: skipped incomplete last line" in result.stderr
     for path in written:
         assert validate_atif_file(path) == []

@@ -62,7 +62,8 @@ def test_all_mode_writes_standalone_child_files(atof: Atof, tmp_path: Path) -> N
     ids = hermes_delegation(atof)
     report = convert_events(atof.events, tmp_path, ConvertOptions(subagents="all"))
     names = [p.name for p in report.written]
-    assert names == [f"trajectory-{ids['parent']}.json", "trajectory-C.json"]
+    assert ids["parent"] != "P"  # the session's own id names the file, not its scope UUID
+    assert names == ["trajectory-P.json", "trajectory-C.json"]
     parent, child = (_read(p) for p in report.written)
     ref = parent["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"][0]
     assert ref["trajectory_path"] == "trajectory-C.json"

@@ -72,13 +72,17 @@ def test_live_exporter_embeds_hermes_child_session(atof: Atof) -> None:
 
 
 def test_converter_embeds_hermes_child_session(atof: Atof, tmp_path: Path) -> None:
-    """The converter writes one file per root session with the child embedded, not separate."""
+    """The converter writes one file per root session with the child embedded, not separate;
+    the session keeps the ids it recorded (as the live exporter's file does)."""
     ids = hermes_delegation(atof)
     report = convert_events(atof.events, tmp_path)
-    assert [p.name for p in report.written] == [f"trajectory-{ids['parent']}.json"]
+    assert [p.name for p in report.written] == ["trajectory-P.json"]
     document = json.loads(report.written[0].read_text(encoding="utf-8"))
-    assert document["session_id"] == ids["parent"]
-    assert document["extra"]["nemo_relay"]["session_id"] == "P"
+    assert (document["session_id"], document["trajectory_id"]) == ("P", "P")
+    assert document["extra"]["nemo_relay"] == {
+        "session_id": "P",
+        "session_instance_id": ids["parent"],
+    }
     _check_embedding(document, ids["child"])
 
 

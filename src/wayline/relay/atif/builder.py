@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from wayline.relay.atif.model import (
+    AGENT_METADATA_KEY,
     FRAMEWORK,
+    UNKNOWN_VERSION,
     AgentInfo,
     AgentState,
     ObservationResult,
@@ -64,6 +66,27 @@ class _OpenLlm:
     ancestry: JsonDict
     start_ns: int | None
     model: str | None
+    trace: list[Any] | None = None
+
+
+def middleware_trace(metadata: JsonDict | None) -> list[Any] | None:
+    """The ``middleware_trace`` a start event's metadata carries (None when absent or empty)."""
+    trace = metadata.get("middleware_trace") if metadata is not None else None
+    return trace if isinstance(trace, list) and trace else None
+
+
+def _declared_agent(metadata: JsonDict | None) -> JsonDict | None:
+    return as_dict(metadata.get(AGENT_METADATA_KEY)) if metadata is not None else None
+
+
+def _relay_extra(uuid: str, metadata: JsonDict | None) -> JsonDict:
+    relay: JsonDict = {"session_instance_id": uuid}
+    if metadata is not None:
+        for key in ("session_id", "user_id"):
+            value = metadata.get(key)
+            if value is not None:
+                relay[key] = value
+    return {"nemo_relay": relay}
 
 
 class _HoldsNode(Protocol):
@@ -84,9 +107,34 @@ def _ancestry(uuid: str, name: str, parent: str | None, parent_name: str | None)
 
 
 def _status(metadata: JsonDict | None) -> str:
-    if metadata is not None and metadata.get("otel.status_code") == "ERROR":
+    if metadata is None:
+        return "completed"
+    if metadata.get("otel.status_code") == "ERROR":
         return "error"
+    # A host's own outcome (wayline's and Hermes' tool hooks: error, blocked, timeout,
+    # cancelled) is kept; "ok" is Relay's "completed".
+    status = metadata.get("status")
+    if isinstance(status, str) and status and status != "ok":
+        return status
     return "completed"
+
+
+def _note_execution(step: Step, call_id: str, arguments: Any, metadata: Any) -> None:
+    """Record on the model's tool call what actually ran, when that differs from what the
+    model asked for: the executed arguments and the middleware trace that explains them.
+
+    The call's ``arguments`` stay the model's, so the step still shows what the model said.
+    """
+    if arguments is None:
+        return
+    call = next((c for c in step.tool_calls if c.call_id == call_id), None)
+    if call is None:
+        return
+    executed = parse_arguments(arguments)
+    trace = middleware_trace(as_dict(metadata))
+    if trace is None and executed == call.arguments:
+        return
+    call.extra = {"executed_arguments": executed, "middleware_trace": trace or []}
 
 
 def _invocation(
@@ -323,19 +371,27 @@ class TrajectoryBuilder:
                 self._anchored = True
                 root.scope_uuid = uuid
                 root.name = name
+                if metadata.get("trajectory_id") == wanted:
+                    # A scope that names its trajectory is one of our own sessions: the same
+                    # agent block and extra as the converter gives it (see _new_root).
+                    declared = _declared_agent(metadata)
+                    root.agent = AgentState(self._info, name, infer=self._infer, declared=declared)
+                    root.extra = _relay_extra(uuid, metadata)
         self._scopes[uuid] = _Scope(name, root)
         self._record(root, event)
 
     def _new_root(self, uuid: str, name: str, metadata: JsonDict | None) -> TrajectoryNode:
-        state = AgentState(self._info, name, infer=self._infer)
-        node = TrajectoryNode(uuid, uuid, agent=state, scope_uuid=uuid, name=name)
-        relay: JsonDict = {"session_instance_id": uuid}
-        if metadata is not None:
-            for key in ("session_id", "user_id"):
-                value = metadata.get(key)
-                if value is not None:
-                    relay[key] = value
-        node.extra = {"nemo_relay": relay}
+        declared = _declared_agent(metadata)
+        state = AgentState(self._info, name, infer=self._infer, declared=declared)
+        # A scope that names its trajectory keeps that id (our own sessions do); Relay's
+        # scopes do not, and their trajectory is named by the scope UUID, as Relay names it.
+        named = as_str((metadata or {}).get("trajectory_id"))
+        trajectory = named if named is not None else uuid
+        session = as_str((metadata or {}).get("session_id")) if named is not None else None
+        node = TrajectoryNode(
+            trajectory, session or trajectory, agent=state, scope_uuid=uuid, name=name
+        )
+        node.extra = _relay_extra(uuid, metadata)
         if self._include_events:
             node.events = []
         self._roots[uuid] = node
@@ -352,10 +408,18 @@ class TrajectoryBuilder:
         md = metadata or {}
         wanted = as_str(md.get("trajectory_id")) or uuid
         declared = as_str(md.get("session_id"))
+        # The child is an agent of its own (its own tools, model and, when recorded, name);
+        # unnamed, it keeps its parent's name as Relay's exporter does.
+        # The caller's AgentInfo names the root agent only.
+        agent = AgentState(
+            AgentInfo(), parent_node.agent.name, infer=self._infer, declared=_declared_agent(md)
+        )
+        if agent.version == UNKNOWN_VERSION:
+            agent.version = parent_node.agent.version
         child = TrajectoryNode(
             parent_node.unique_child_id(wanted, uuid),
             declared if declared is not None else parent_node.session_id,
-            agent=parent_node.agent,
+            agent=agent,
             scope_uuid=uuid,
             name=name,
             parent=parent_node,
@@ -412,7 +476,9 @@ class TrajectoryBuilder:
         data = event.get("data")
         ancestry = _ancestry(uuid, name, parent, self._scope_name(parent))
         model = as_str((profile or {}).get("model_name"))
-        self._llms[uuid] = _OpenLlm(node, ancestry, timestamp_ns(event.get("timestamp")), model)
+        trace = middleware_trace(as_dict(event.get("metadata")))
+        start_ns = timestamp_ns(event.get("timestamp"))
+        self._llms[uuid] = _OpenLlm(node, ancestry, start_ns, model, trace)
         node.agent.observe_tools(request_tools(data))
         text = fresh_user_text(request_messages(profile, data))
         if text is not None:
@@ -451,6 +517,8 @@ class TrajectoryBuilder:
         }
         if data is not None:
             extra["llm_response"] = data
+        if opened is not None and opened.trace is not None:
+            extra["middleware_trace"] = opened.trace
         if status == "error" and metadata is not None:
             extra["error"] = metadata.get("otel.status_description", "error")
         calls = [
@@ -506,6 +574,8 @@ class TrajectoryBuilder:
             )
             node.steps.append(step)
             node.calls[call_id] = step
+        else:
+            _note_execution(node.calls[call_id], call_id, arguments, event.get("metadata"))
         tool = OpenTool(
             node,
             uuid,

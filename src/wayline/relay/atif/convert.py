@@ -23,12 +23,14 @@ from wayline.relay.atif.payloads import JsonDict
 class ConvertOptions:
     """How to name and describe the trajectories of a conversion.
 
-    ``agent_name=None`` uses each root scope's name; ``model_name``/``tool_definitions`` left
-    ``None`` are taken from the first model response / the tools offered in LLM requests.
+    ``None`` fields come from the recording: the agent block a scope declares (wayline's
+    plugin records one), else ``agent_name`` is the root scope's name, ``agent_version``
+    ``"unknown"``, and ``model_name``/``tool_definitions`` the first model response / the
+    tools offered in LLM requests.
     """
 
     agent_name: str | None = None
-    agent_version: str = "unknown"
+    agent_version: str | None = None
     model_name: str | None = None
     tool_definitions: list[JsonDict] | None = None
     subagents: SubagentMode = "embedded"

@@ -80,9 +80,10 @@ def _snapshot(value: Any) -> Any:
 class AtifExporter:
     """Builds one ATIF v1.7 trajectory from the relay events it receives while registered.
 
-    ``trajectory_id`` = ``session_id``; ``extra`` goes into the ``agent`` block. Nested Agent
-    scopes become embedded ``subagent_trajectories``. If an Agent scope's metadata carries this
-    ``session_id`` (or ``trajectory_id``), the trajectory follows that scope only.
+    ``trajectory_id`` = ``session_id``; ``extra`` goes into the ``agent`` block;
+    ``infer_tools`` collects ``tool_definitions`` from the requests when none are given.
+    Nested Agent scopes become embedded ``subagent_trajectories``. If an Agent scope's metadata
+    carries this ``session_id`` (or ``trajectory_id``), the trajectory follows that scope only.
 
     The subscriber callback (:meth:`on_event`) is an OBSERVER: it may run on any emitting thread
     and only takes the event's ATOF text (a snapshot); the text is mapped when the trajectory is
@@ -100,9 +101,12 @@ class AtifExporter:
         model_name: str | None = None,
         tool_definitions: list[JsonDict] | None = None,
         extra: JsonDict | None = None,
+        infer_tools: bool = False,
     ) -> None:
         self.session_id = session_id
         self._info = AgentInfo(agent_name, agent_version, model_name, tool_definitions, extra)
+        # Collect tool_definitions from the requests (as the converter does) when none given.
+        self._infer = infer_tools
         self._lock = threading.Lock()  # the builder
         self._builder = self._new_builder()
         # Not mapped yet, in delivery order. deque.append/popleft are atomic, so emitters
@@ -112,7 +116,7 @@ class AtifExporter:
         self._failed = False
 
     def _new_builder(self) -> TrajectoryBuilder:
-        return TrajectoryBuilder(self._info, session_id=self.session_id, infer_agent=False)
+        return TrajectoryBuilder(self._info, session_id=self.session_id, infer_agent=self._infer)
 
     def on_event(self, event: Any) -> None:
         """Subscriber callback: accepts relay event objects (``to_json()``) or ATOF dicts.

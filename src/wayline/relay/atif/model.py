@@ -17,15 +17,27 @@ SCHEMA_VERSION = "ATIF-v1.7"
 FRAMEWORK = "nemo_relay"
 
 
+UNKNOWN_VERSION = "unknown"
+AGENT_METADATA_KEY = "atif_agent"
+"""Agent-scope metadata key holding the ATIF ``agent`` block the recording host declared
+(``name``, ``version``, ``model_name``, ``extra``): the live exporter and the offline converter
+both read it, so a converted ATOF names its agents as the live file does."""
+
+
 @dataclass(frozen=True, slots=True)
 class AgentInfo:
-    """The requested ATIF ``agent`` block; ``name=None`` means the root scope's name."""
+    """The requested ATIF ``agent`` block; ``None`` fields come from the recorded agent scope
+    (its :data:`AGENT_METADATA_KEY` metadata), then the scope's name / ``"unknown"``."""
 
     name: str | None = None
-    version: str = "unknown"
+    version: str | None = None
     model_name: str | None = None
     tool_definitions: list[JsonDict] | None = None
     extra: JsonDict | None = None
+
+
+def _first_str(*values: Any) -> str | None:
+    return next((v for v in values if isinstance(v, str) and v), None)
 
 
 class AgentState:
@@ -42,15 +54,24 @@ class AgentState:
         "version",
     )
 
-    def __init__(self, info: AgentInfo, fallback_name: str, *, infer: bool) -> None:
-        self.name = info.name if info.name is not None else fallback_name
-        self.version = info.version
-        self.model_name = info.model_name
+    def __init__(
+        self,
+        info: AgentInfo,
+        fallback_name: str,
+        *,
+        infer: bool,
+        declared: JsonDict | None = None,
+    ) -> None:
+        recorded = declared or {}
+        self.name = _first_str(info.name, recorded.get("name"), fallback_name) or fallback_name
+        self.version = _first_str(info.version, recorded.get("version")) or UNKNOWN_VERSION
+        self.model_name = _first_str(info.model_name, recorded.get("model_name"))
         self.tool_definitions = (
             list(info.tool_definitions) if info.tool_definitions is not None else None
         )
-        self.extra = info.extra
-        self._infer_model = infer and info.model_name is None
+        extra = info.extra if info.extra is not None else recorded.get("extra")
+        self.extra = extra if isinstance(extra, dict) else None
+        self._infer_model = infer and self.model_name is None
         self._infer_tools = infer and info.tool_definitions is None
         self._tool_names: set[str] = set()
 
@@ -91,6 +112,7 @@ class ToolCall:
     call_id: str
     name: str
     arguments: JsonDict
+    extra: JsonDict | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -270,6 +292,17 @@ def _render_result(result: ObservationResult, path_for: PathFor) -> JsonDict:
     return out
 
 
+def _render_call(call: ToolCall) -> JsonDict:
+    out: JsonDict = {
+        "tool_call_id": call.call_id,
+        "function_name": call.name,
+        "arguments": call.arguments,
+    }
+    if call.extra:
+        out["extra"] = call.extra
+    return out
+
+
 def _render_step(step_id: int, step: Step, path_for: PathFor) -> JsonDict:
     out: JsonDict = {"step_id": step_id}
     if step.timestamp is not None:
@@ -281,10 +314,7 @@ def _render_step(step_id: int, step: Step, path_for: PathFor) -> JsonDict:
     if step.reasoning is not None:
         out["reasoning_content"] = step.reasoning
     if step.tool_calls:
-        out["tool_calls"] = [
-            {"tool_call_id": call.call_id, "function_name": call.name, "arguments": call.arguments}
-            for call in step.tool_calls
-        ]
+        out["tool_calls"] = [_render_call(call) for call in step.tool_calls]
     if step.results:
         out["observation"] = {"results": [_render_result(r, path_for) for r in step.results]}
     if step.metrics is not None:

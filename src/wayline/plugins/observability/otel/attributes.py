@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
 from wayline.plugins.observability.otel.settings import OtelSettings
+from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
 
 AttrValue = str | bool | int | float | list[str]
 Attrs = dict[str, AttrValue]
@@ -46,22 +46,27 @@ def redact_clip(text: str, limit: int) -> str:
     return clip(redact_text(window), limit, len(text) - len(window))
 
 
-_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-if _c_make_encoder is not None:
-    # json.dumps with non-default options builds a new encoder per call; this one is built
-    # once (sanitized values only hold JSON types and finite floats, so no default= or
-    # circular-reference table is needed).
-    _c_encoder: Any = _c_make_encoder(
-        None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True
-    )
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
-    def _compact_json(value: Any) -> str:
-        return "".join(_c_encoder(value, 0))
 
-else:  # pragma: no cover - CPython always ships _json
+MIDDLEWARE_TRACE = "wayline.middleware.trace"
+MIDDLEWARE_SOURCES = "wayline.middleware.sources"
+MIDDLEWARE_EXECUTED_ARGUMENTS = "wayline.middleware.executed_arguments"
 
-    def _compact_json(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+def middleware_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
+    """What request middleware changed before a call ran: its trace (who and why, as JSON)
+    and the sources, when the payload carries a non-empty ``middleware_trace``."""
+    trace = kw.get("middleware_trace")
+    if not isinstance(trace, list) or not trace:
+        return {}
+    sources = [
+        c.ident(entry.get("source") or "unknown", LABEL_MAX)
+        for entry in trace
+        if isinstance(entry, Mapping)
+    ]
+    return {MIDDLEWARE_TRACE: c.json(trace, SUMMARY_MAX * 4), MIDDLEWARE_SOURCES: sources}
 
 
 class Cleaner:
@@ -228,6 +233,7 @@ def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
         if c.history and body.get("messages") is not None:
             attrs["input.value"] = c.json(body.get("messages"), c.history_max)
             attrs["input.mime_type"] = "application/json"
+    attrs.update(middleware_attrs(c, kw))
     return attrs
 
 
@@ -335,6 +341,8 @@ def tool_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     target, command = tool_target(kw.get("args"))
     if target:
         attrs["hermes.tool.target"] = c.text(target, SUMMARY_MAX)
+    rewritten = middleware_attrs(c, kw)
+    attrs.update(rewritten)
     if c.content:
         if command:
             attrs["hermes.tool.command"] = c.text(command, SUMMARY_MAX)
@@ -342,6 +350,8 @@ def tool_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
             args = c.json(kw.get("args"), c.content_max)
             attrs["input.value"] = attrs["gen_ai.tool.call.arguments"] = args
             attrs["input.mime_type"] = "application/json"
+            if rewritten:  # the arguments that ran, named as such next to the trace
+                attrs[MIDDLEWARE_EXECUTED_ARGUMENTS] = args
     return attrs
 
 

@@ -24,17 +24,24 @@ are ended as cancelled when the plugin shuts down.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from wayline import relay
-from wayline.redaction.sanitize import SanitizeMemo, sanitize
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.request import request_body
-from wayline.plugins.observability.relay.settings import RelaySettings
+from wayline.plugins.observability.relay.settings import (
+    DEFAULT_AGENT_NAME,
+    RelaySettings,
+    wayline_version,
+)
 from wayline.pricing import Pricer, price_table, with_cost
+from wayline.redaction.sanitize import SanitizeMemo, sanitize
+from wayline.relay.atif.model import AGENT_METADATA_KEY
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
 
@@ -82,6 +89,51 @@ def llm_output(response: Any) -> Any:
     return out
 
 
+def start_metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """:func:`metadata` of a tool/llm start, plus the payload's ``middleware_trace`` (who
+    rewrote the request or arguments, and why) when a middleware left one."""
+    meta = metadata(kwargs)
+    trace = kwargs.get("middleware_trace")
+    if isinstance(trace, list) and trace:
+        meta["middleware_trace"] = sanitize(trace)
+    return meta
+
+
+def payload_time(epoch_s: Any) -> datetime | None:
+    """A payload's ``started_at``/``ended_at`` (epoch seconds) as an event time: a model
+    call's span covers the call itself, as the OTel span does, not the hooks around it."""
+    if isinstance(epoch_s, int | float) and not isinstance(epoch_s, bool) and epoch_s > 0:
+        try:
+            return datetime.fromtimestamp(epoch_s, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def model_arguments(response: Any) -> dict[str, Any]:
+    """The arguments a model response asked for, by tool call id, parsed when JSON text.
+
+    ``assistant_message.tool_calls`` entries are ``{id, name, arguments}`` (wayline) or
+    OpenAI's ``{id, function: {name, arguments}}`` (Hermes)."""
+    message = response.get("assistant_message") if isinstance(response, dict) else None
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    found: dict[str, Any] = {}
+    for call in calls if isinstance(calls, list) else ():
+        if not isinstance(call, dict) or not call.get("id"):
+            continue
+        function = call.get("function", call)
+        if not isinstance(function, dict):
+            continue
+        raw = function.get("arguments")
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                pass
+        found[str(call["id"])] = raw
+    return found
+
+
 def metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Correlation metadata of a hook payload, plus derived trajectory ids."""
     meta = {k: kwargs[k] for k in _META_KEYS if kwargs.get(k) is not None}
@@ -104,6 +156,7 @@ class Session:
     atif: Any = None
     atif_name: str = ""
     model: str = ""
+    agent: dict[str, Any] = field(default_factory=dict)
     closed: bool = False
     children: list[str] = field(default_factory=list)
     turns: set[str] = field(default_factory=set)
@@ -136,6 +189,9 @@ class RelayObserver:
         self._turns: dict[str, str] = {}
         # subagent_start facts by child session: subagent_stop does not repeat them.
         self._subagents: dict[str, dict[str, Any]] = {}
+        # The arguments each model response asked for, by (session, tool_call_id), until
+        # the call starts: a rewritten call's start event records them next to what ran.
+        self._asked: dict[tuple[str, str], Any] = {}
         # Prices each call into its llm end's usage.cost_usd (ATIF: metrics.cost_usd).
         self.pricer = Pricer()
 
@@ -157,6 +213,9 @@ class RelayObserver:
             }
             if parent is not None:
                 meta["nemo_relay_scope_role"] = "subagent"
+            model = str(kwargs.get("model") or "")
+            agent = self._agent_block(kwargs, model, parent, child_meta)
+            meta[AGENT_METADATA_KEY] = agent
             handle = relay.scope.open_detached(
                 f"hermes-session-{session_id}",
                 relay.ScopeType.Agent,
@@ -164,23 +223,20 @@ class RelayObserver:
                 data={"session_id": session_id},
                 metadata=meta,
             )
-            sess = Session(session_id, handle, parent_id, model=str(kwargs.get("model") or ""))
+            sess = Session(session_id, handle, parent_id, model=model, agent=agent)
             if parent is not None:
                 parent.children.append(session_id)
             atif = self.settings.atif
             if atif is not None and (parent is None or atif.subagent_export_mode == "all"):
+                # The same agent block the scope declares: `wayline atif convert` of the
+                # ATOF then names the agent as this file does.
                 sess.atif = relay.AtifExporter(
                     session_id,
-                    atif.agent_name,
-                    atif.agent_version,
-                    model_name=atif.model_name
-                    if atif.model_name != "unknown"
-                    else sess.model or "unknown",
-                    extra={
-                        "source": "wayline",
-                        "plugin": "observability/relay",
-                        "pricing": price_table(),  # the table metrics.cost_usd comes from
-                    },
+                    agent["name"],
+                    agent["version"],
+                    model_name=agent["model_name"],
+                    extra=agent["extra"],
+                    infer_tools=True,
                 )
                 sess.atif_name = f"wayline.relay.atif.{session_id}"
                 # Subscribe before the start event would be emitted is impossible (the
@@ -192,6 +248,33 @@ class RelayObserver:
                 self._replay_start(sess)
             self.sessions[session_id] = sess
             return sess
+
+    def _agent_block(
+        self,
+        kwargs: dict[str, Any],
+        model: str,
+        parent: Session | None,
+        child_meta: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The ATIF ``agent`` block of a session: the configured name (a child's suffixed with
+        its role), the host's ``agent_version`` when its payload has one, else the plugin's."""
+        atif = self.settings.atif
+        name = atif.agent_name if atif is not None else DEFAULT_AGENT_NAME
+        version = atif.agent_version if atif is not None else wayline_version()
+        configured = atif.model_name if atif is not None else "unknown"
+        if parent is not None:
+            role = child_meta.get("child_role") or "subagent"
+            name = f"{parent.agent.get('name') or name}/{role}"
+        return {
+            "name": name,
+            "version": str(kwargs.get("agent_version") or version),
+            "model_name": configured if configured != "unknown" else model or "unknown",
+            "extra": {
+                "source": "wayline",
+                "plugin": "observability/relay",
+                "pricing": price_table(),  # the table metrics.cost_usd comes from
+            },
+        }
 
     def _replay_start(self, sess: Session) -> None:
         h = sess.handle
@@ -242,6 +325,8 @@ class RelayObserver:
             self._end_dangling(session_id)
             for turn in sess.turns:
                 self._turns.pop(turn, None)
+            for key in [k for k in self._asked if k[0] == session_id]:
+                del self._asked[key]
         relay.scope.close_detached(sess.handle, output=output)
         self.write_atif(sess)
         if sess.atif is not None:
@@ -391,8 +476,9 @@ class RelayObserver:
             relay.LLMRequest({}, _with_text(request_body(kw, sess.memo), sess.texts)),
             handle=sess.handle,
             data={"turn_id": kw.get("turn_id"), "api_request_id": kw.get("api_request_id")},
-            metadata=metadata(kw),
+            metadata=start_metadata(kw),
             model_name=kw.get("model"),
+            timestamp=payload_time(kw.get("started_at")),
         )
         with self._lock:
             self._llm[key] = span
@@ -403,11 +489,22 @@ class RelayObserver:
             return
         with self._lock:
             span = self._llm.pop(self._llm_key(kw), None)
+        asked = model_arguments(kw.get("response"))
+        if asked:
+            sid = str(kw.get("session_id"))
+            with self._lock:
+                for call, args in asked.items():
+                    self._asked[sid, call] = args
         if span is None:
             self.mark("hermes.api.response.unmatched", kw, data=kw.get("response"))
             return
         output = with_cost(llm_output(kw.get("response")), self.pricer.hook_cost(kw))
-        relay.llm.call_end(span, read_only(output), metadata=metadata(kw))
+        relay.llm.call_end(
+            span,
+            read_only(output),
+            metadata=metadata(kw),
+            timestamp=payload_time(kw.get("ended_at")),
+        )
 
     def api_request_error(self, **kw: Any) -> None:
         """End the llm span as failed (error metadata), or mark an unmatched error."""
@@ -425,7 +522,12 @@ class RelayObserver:
         if span is None:
             self.mark("hermes.api.error", kw, data={"error": error, **extra})
             return
-        relay.llm.call_fail(span, {**error, **extra}, metadata=metadata(kw))
+        relay.llm.call_fail(
+            span,
+            {**error, **extra},
+            metadata=metadata(kw),
+            timestamp=payload_time(kw.get("ended_at")),
+        )
 
     def _tool_key(self, kw: dict[str, Any]) -> tuple[str, str]:
         return str(kw.get("session_id")), str(kw.get("tool_call_id"))
@@ -440,12 +542,17 @@ class RelayObserver:
         with self._lock:
             if key in self._tools and kw.get("tool_call_id"):
                 return
+            asked = self._asked.pop(key, None)
+        meta = start_metadata(kw)
+        if "middleware_trace" in meta and asked is not None:
+            # What the model asked for, next to what runs (the event's data).
+            meta["original_arguments"] = sanitize(asked)
         span = relay.tools.call(
             str(kw.get("tool_name")),
             read_only(sanitize(kw.get("args"))),
             handle=sess.handle,
             data={"turn_id": kw.get("turn_id"), "api_request_id": kw.get("api_request_id")},
-            metadata=metadata(kw),
+            metadata=meta,
             tool_call_id=kw.get("tool_call_id"),
         )
         with self._lock:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from wayline.relay.atif.files import check_template
@@ -24,6 +25,18 @@ from wayline.relay.plugin import (
 )
 
 log = logging.getLogger("wayline.plugins.relay")
+
+DEFAULT_AGENT_NAME = "wayline"
+
+
+def wayline_version() -> str:
+    """The installed wayline's version: the ATIF agent version when nothing else names one."""
+    try:
+        return version("wayline")
+    except PackageNotFoundError:  # a source tree run without installing
+        return "unknown"
+
+
 PREFIXES = ("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")
 
 
@@ -111,11 +124,14 @@ class RelaySettings:
         return self.toml.adaptive_mode if self.toml is not None else None
 
 
-def load_settings(*, agent_name: str = "wayline", agent_version: str = "unknown") -> RelaySettings:
+def load_settings(
+    *, agent_name: str = DEFAULT_AGENT_NAME, agent_version: str | None = None
+) -> RelaySettings:
     """Env fallbacks, skipped where a valid plugins.toml owns the exporter (seed 001 rules).
 
     ``agent_name``/``agent_version`` are the ATIF defaults when the env does not set them
-    (the plugin passes the host's name and version, e.g. ``Hermes Agent``).
+    (the plugin passes the host's name and version, e.g. ``Hermes Agent``); no version
+    means wayline's own (:func:`wayline_version`).
     """
     toml: PluginsToml | None = None
     toml_error: str | None = None
@@ -146,7 +162,7 @@ def load_settings(*, agent_name: str = "wayline", agent_version: str = "unknown"
             env("ATIF_OUTPUT_DIRECTORY") or str(base / "atif"),
             _template("wayline-atif-{session_id}.json"),
             env("ATIF_AGENT_NAME") or agent_name,
-            env("ATIF_AGENT_VERSION") or agent_version,
+            env("ATIF_AGENT_VERSION") or agent_version or wayline_version(),
             env("ATIF_MODEL_NAME") or "unknown",
             _choice("ATIF_SUBAGENT_EXPORT_MODE", ("embedded", "all"), "embedded"),
         )
