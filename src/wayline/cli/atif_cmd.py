@@ -1,7 +1,9 @@
 """``wayline atif …`` and ``wayline atof …``: convert and validate trajectory files.
 
-Exit codes: 0 ok, 1 invalid input (problems printed one per line), 2 unreadable input or I/O
-failure. Errors are single lines naming the file; never a traceback.
+Exit codes: 0 ok, 1 the files were read and have problems (printed one per line on stdout,
+the command's answer), 2 input that cannot be used: unreadable, not JSON, too deeply nested, or
+the other format (an ATOF file given to ``atif validate``, an ATIF file to ``atof validate`` or
+``atif convert``). Errors are one ``error:`` line on stderr naming the file; never a traceback.
 """
 
 from __future__ import annotations
@@ -9,21 +11,25 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from wayline.cli.errors import EXIT_FAILED, EXIT_USAGE, fail, say_error, warn
 from wayline.relay.atif.convert import ConvertOptions, convert_file
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SUBAGENT_MODES, check_template
-from wayline.relay.atif.validate import validate_atif_file
+from wayline.relay.atif.validate import validate_trajectory
+from wayline.trajectory.load import TrajectoryError, looks_like_atof, parse_json, sniff_kind
 
-EXIT_INVALID = 1
-EXIT_UNREADABLE = 2
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(message, err=True)
-    sys.exit(code)
+EXIT_INVALID = EXIT_FAILED
+EXIT_UNREADABLE = EXIT_USAGE
+_IS_ATIF = (
+    "an ATIF trajectory, not ATOF events: validate it with `wayline atif validate`, "
+    "view it with `wayline view`"
+)
+_IS_ATOF = (
+    "ATOF events, not an ATIF trajectory: check them with `wayline atof validate`, "
+    "or convert them with `wayline atif convert`"
+)
 
 
 def _readable(path: Path) -> str | None:
@@ -51,7 +57,9 @@ def atif() -> None:
     help="Directory for the ATIF files (created if missing).",
 )
 @click.option("--agent-name", default=None, help="ATIF agent name [default: root scope name].")
-@click.option("--agent-version", default="unknown", show_default=True)
+@click.option(
+    "--agent-version", default=None, help="ATIF agent version [default: as recorded, else unknown]."
+)
 @click.option("--model-name", default=None, help="Agent model [default: first model seen].")
 @click.option(
     "--subagents",
@@ -75,7 +83,7 @@ def convert(
     events: Path,
     output_dir: Path,
     agent_name: str | None,
-    agent_version: str,
+    agent_version: str | None,
     model_name: str | None,
     subagents: str,
     filename_template: str,
@@ -90,7 +98,9 @@ def convert(
         raise click.BadParameter(str(exc), param_hint="--filename-template") from None
     reason = _readable(events)
     if reason is not None:
-        _fail(f"{events}: cannot read: {reason}", EXIT_UNREADABLE)
+        fail(f"{events}: cannot read: {reason}", EXIT_UNREADABLE)
+    if sniff_kind(events) == "atif":
+        fail(f"{events}: {_IS_ATIF}; there is nothing to convert", EXIT_UNREADABLE)
     options = ConvertOptions(
         agent_name=agent_name,
         agent_version=agent_version,
@@ -104,14 +114,20 @@ def convert(
         try:
             report = convert_file(events, output_dir, options)
         except AtofFormatError as exc:
-            _fail(str(exc), EXIT_INVALID)
+            fail(str(exc), EXIT_UNREADABLE)
         except OSError as exc:
             where = exc.filename if exc.filename is not None else events
-            _fail(f"{where}: {exc.strerror or exc}", EXIT_UNREADABLE)
-        except Exception as exc:  # a bug must still not show the user a traceback
-            _fail(f"{events}: conversion failed: {type(exc).__name__}: {exc}", EXIT_INVALID)
+            fail(f"{where}: {exc.strerror or exc}", EXIT_UNREADABLE)
+        except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # hostile values
+            fail(f"{events}: cannot convert: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
+    if not report.written:
+        # One line: why nothing came out, with the first thing the reader noticed.
+        seen = f" ({caught[0].message})" if caught else ""
+        if report.events == report.skipped_events:
+            fail(f"{events}: no ATOF events found{seen}", EXIT_USAGE)
+        fail(f"{events}: no trajectory with steps found in {report.events} events", EXIT_FAILED)
     for warning in caught:
-        click.echo(f"warning: {warning.message}", err=True)
+        warn(str(warning.message))
     for path in report.written:
         click.echo(str(path))
     notes = [f"{report.events} events -> {len(report.written)} ATIF file(s) in {output_dir}"]
@@ -120,8 +136,6 @@ def convert(
     if report.empty_trajectories:
         notes.append(f"{report.empty_trajectories} trajectories had no steps and were not written")
     click.echo(f"{events}: " + "; ".join(notes), err=True)
-    if not report.written:
-        _fail(f"{events}: no trajectory with steps found", EXIT_INVALID)
 
 
 @atif.command("validate")
@@ -136,11 +150,13 @@ def validate(files: tuple[Path, ...], no_check_media: bool) -> None:
     code = 0
     for path in files:
         try:
-            problems = validate_atif_file(path, check_media=not no_check_media)
-        except OSError as exc:
-            click.echo(f"{path}: cannot read: {exc.strerror or exc}", err=True)
+            document = _read_atif(path)
+        except TrajectoryError as exc:
+            say_error(str(exc))
             code = EXIT_UNREADABLE
             continue
+        base_dir = None if no_check_media else path.parent
+        problems = validate_trajectory(document, base_dir=base_dir)
         for problem in problems:
             click.echo(f"{path}: {problem}")
         if problems:
@@ -148,6 +164,24 @@ def validate(files: tuple[Path, ...], no_check_media: bool) -> None:
         else:
             click.echo(f"{path}: ok")
     sys.exit(code)
+
+
+def _read_atif(path: Path) -> object:
+    """The JSON document of an ATIF file; :class:`TrajectoryError` when it cannot be one."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    if not text.strip():
+        raise TrajectoryError("the file is empty", source=source)
+    if looks_like_atof(path, text):
+        raise TrajectoryError(_IS_ATOF, source=source)
+    return parse_json(text, source)
 
 
 @click.group(name="atof")
@@ -165,13 +199,17 @@ def atof_validate(files: tuple[Path, ...]) -> None:
     for path in files:
         reason = _readable(path)
         if reason is not None:
-            click.echo(f"{path}: cannot read: {reason}", err=True)
+            say_error(f"{path}: cannot read: {reason}")
+            code = EXIT_UNREADABLE
+            continue
+        if sniff_kind(path) == "atif":
+            say_error(f"{path}: {_IS_ATIF}")
             code = EXIT_UNREADABLE
             continue
         try:
             problems = validate_atof(path)
         except OSError as exc:
-            click.echo(f"{path}: cannot read: {exc.strerror or exc}", err=True)
+            say_error(f"{path}: cannot read: {exc.strerror or exc}")
             code = EXIT_UNREADABLE
             continue
         for problem in problems:

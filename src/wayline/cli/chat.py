@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from wayline.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, say_error
 from wayline.host.config import ConfigError
 
 
@@ -90,30 +91,45 @@ def chat(
     try:
         _, agent = build_agent(spec)
     except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        say_error(str(exc))
+        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BaseException as exc:  # a plugin's SystemExit or own BaseException while loading
         sys.exit(_stopped(exc))
     _announce(agent)
     if query is not None:
-        code = 0
+        code = EXIT_OK
         try:
-            result = agent.run_turn(query)
-            click.echo(result.text)
-            if not result.completed:
-                code = 1
+            code = _answer(agent.run_turn(query))
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
-            code = 130
+            code = EXIT_INTERRUPTED
         except BaseException as exc:
             code = _stopped(exc)
         finally:
             agent.finalize("shutdown")
         sys.exit(code)
     _repl(agent)
+
+
+def _answer(result: Any) -> int:
+    """Print a turn's outcome: the answer on stdout, anything else on stderr; the exit code.
+
+    A pipeline that captures stdout gets the answer or nothing: a provider failure, an
+    interrupted turn or the model-call limit goes to stderr with exit status 1 (130 when
+    interrupted).
+    """
+    if result.completed:
+        click.echo(result.text)
+        return EXIT_OK
+    if result.interrupted:
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    text = str(result.text).strip()
+    say_error(text.removeprefix("error:").strip().strip("()") or f"the turn ended: {result.reason}")
+    return EXIT_FAILED
 
 
 def _announce(agent: Any) -> None:
@@ -134,13 +150,13 @@ def _stopped(exc: BaseException) -> int:
 
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
-        click.echo(f"stopped: a plugin requested exit (code {code})", err=True)
+        say_error(f"stopped: a plugin requested exit (code {code})")
         return code
     if isinstance(exc, OSError):
-        kind = "error"  # the environment (a full disk, a path that is not a directory)
+        kind = ""  # the environment (a full disk, a path that is not a directory)
     else:
-        kind = "internal error" if isinstance(exc, Exception) else "stopped"
-    click.echo(f"{kind}: {type(exc).__name__}: {describe_exception(exc)}", err=True)
+        kind = "internal error: " if isinstance(exc, Exception) else "stopped: "
+    say_error(f"{kind}{type(exc).__name__}: {describe_exception(exc)}")
     return 1
 
 
@@ -168,7 +184,7 @@ def _repl(agent: Any) -> None:
                 click.echo("\n(interrupted)", err=True)
                 agent.cancel.clear()
                 continue
-            click.echo(result.text)
+            _answer(result)
     except KeyboardInterrupt:
         click.echo("", err=True)
     except BaseException as exc:

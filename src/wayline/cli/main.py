@@ -8,10 +8,13 @@ list`` start fast.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
+
+from wayline.cli.errors import EXIT_FAILED, fail
 
 # name -> "module:attribute" of a click.Command; imported on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,6 +43,26 @@ class _LazyGroup(click.Group):
         command = getattr(module, target[1])
         assert isinstance(command, click.Command)
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; an exception no command handled is one ``error:`` line, exit 1.
+
+        Commands report bad input themselves (exit 2); this is the last guard, so a bug never
+        shows a user a traceback. ``WAYLINE_DEBUG=1`` lets the traceback through.
+        """
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("WAYLINE_DEBUG") == "1":
+                raise
+            fail(f"internal error: {type(exc).__name__}: {_first_line(exc)}", EXIT_FAILED)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 @click.group(cls=_LazyGroup)

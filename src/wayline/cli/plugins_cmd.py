@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
+from wayline.cli.errors import fail
 from wayline.host.config import ConfigError, update_plugin_lists, wayline_home
 from wayline.host.manager import PluginManager
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` to stderr and exit (no traceback)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def load_manager() -> PluginManager:
@@ -23,7 +17,6 @@ def load_manager() -> PluginManager:
         return PluginManager(wayline_home())
     except ConfigError as exc:
         fail(str(exc))
-        raise AssertionError("unreachable") from exc
 
 
 @click.group()

@@ -1,7 +1,8 @@
 """``wayline replay``, ``wayline diff`` and ``wayline export sft``: trajectories as tests and data.
 
-Exit codes: replay 0 reproduced, 1 diverged, 2 bad input; diff 0 same, 1 different,
-2 trouble; export 0 written, 1 nothing to export, 2 bad input.
+Each reads ATIF trajectories, or ATOF event files converted in memory. Exit codes: replay 0
+reproduced, 1 diverged, 2 bad input; diff 0 same, 1 different, 2 bad input; export 0 written,
+1 nothing to export, 2 bad input (see :mod:`wayline.cli.errors`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,9 @@ from typing import Any
 
 import click
 
+from wayline.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail, warn
 from wayline.host.config import ConfigError
 from wayline.trajectory.load import TrajectoryError
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.command()
@@ -63,16 +60,17 @@ def replay(
     try:
         report = run_replay(trajectory, tools=tools, cwd=cwd, plugins=plugins, output=out)
     except (TrajectoryError, ConfigError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+        fail("interrupted", EXIT_INTERRUPTED)
+    except (RecursionError, ValueError) as exc:  # what the recording holds, not the runtime
+        fail(f"{trajectory}: cannot replay: {type(exc).__name__}: {exc}")
     except OSError as exc:
-        _fail(f"{type(exc).__name__}: {exc}")
+        fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
     except Exception as exc:  # a plugin's failure while loading or running: one line, no trace
-        _fail(f"the replay failed: {type(exc).__name__}: {exc}")
+        fail(f"the replay failed: {type(exc).__name__}: {exc}", EXIT_FAILED)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {note}", err=True)  # diagnostics: stderr
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -87,7 +85,7 @@ def _load(path: Path) -> Any:
     try:
         return load_trajectory(path)
     except TrajectoryError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @click.command()
@@ -101,9 +99,12 @@ def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> No
     from wayline.trajectory.compare import CompareOptions, compare
 
     if as_json and as_html:
-        _fail("choose one of --json and --html")
+        fail("choose one of --json and --html")
     a, b = _load(old), _load(new)
-    differences = compare(a, b, CompareOptions(strict=strict))
+    try:
+        differences = compare(a, b, CompareOptions(strict=strict))
+    except (RecursionError, ValueError, TypeError) as exc:  # a value no trajectory holds
+        fail(f"{old}, {new}: cannot compare: {type(exc).__name__}: {exc}")
     if as_json:
         rows = [d.to_json() for d in differences]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
@@ -132,10 +133,26 @@ def export() -> None:
     """Export trajectories to other formats."""
 
 
-def _expand(paths: tuple[Path, ...]) -> list[Path]:
-    out: list[Path] = []
+def _gather(paths: tuple[Path, ...]) -> list[tuple[str, Any]]:
+    """Every trajectory named: files must be trajectories; in a directory, each ``*.json`` and
+    ``*.jsonl`` file that is not one (a session transcript, OTel spans) is skipped with a
+    warning."""
+    from wayline.trajectory.load import load_trajectories
+
+    out: list[tuple[str, Any]] = []
     for path in paths:
-        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+        if not path.is_dir():
+            try:
+                out.extend((str(path), t) for t in load_trajectories(path))
+            except TrajectoryError as exc:
+                fail(str(exc))
+            continue
+        inside = sorted(p for p in path.glob("*") if p.suffix in (".json", ".jsonl"))
+        for file in inside:
+            try:
+                out.extend((str(file), t) for t in load_trajectories(file))
+            except TrajectoryError as exc:
+                warn(f"skipped {exc}")
     return out
 
 
@@ -165,28 +182,31 @@ def sft(
 ) -> None:
     """Write OpenAI chat fine-tuning samples (JSONL), one per agent trajectory.
 
-    A directory argument means every ``*.json`` file in it.
+    TRAJECTORIES are ATIF or ATOF files; a directory means its ``*.json`` and ``*.jsonl`` files,
+    and those that are not trajectories are skipped with a warning.
     """
     from wayline.trajectory.sft import export_samples
 
-    loaded = [(str(p), _load(p)) for p in _expand(trajectories)]
-    result = export_samples(
-        loaded,
-        only_completed=only_completed,
-        include_subagents=include_subagents,
-        known_tools=_builtin_tools(),
-    )
+    loaded = _gather(trajectories)
+    try:
+        result = export_samples(
+            loaded,
+            only_completed=only_completed,
+            include_subagents=include_subagents,
+            known_tools=_builtin_tools(),
+        )
+    except (RecursionError, ValueError, TypeError) as exc:  # a value no trajectory holds
+        fail(f"cannot export: {type(exc).__name__}: {exc}")
     for reason in result.skipped:
         click.echo(f"skipped: {reason}", err=True)
     if not result.samples:
-        click.echo("error: nothing to export", err=True)
-        sys.exit(1)
+        fail("nothing to export", EXIT_FAILED)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         with output.open("w", encoding="utf-8") as fh:
             for sample in result.samples:
                 fh.write(json.dumps(sample, ensure_ascii=False) + "\n")
     except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
+        fail(f"cannot write {output}: {exc.strerror or exc}")
     count = len(result.samples)
     click.echo(f"wrote {count} sample{'s' if count != 1 else ''} to {output}", err=True)

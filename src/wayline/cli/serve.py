@@ -9,6 +9,7 @@ from types import FrameType
 
 import click
 
+from wayline.cli.errors import EXIT_FAILED, fail
 from wayline.testing.script import ScriptError, load_script
 from wayline.testing.server import RecordedRequest, ScriptedServer
 
@@ -42,8 +43,7 @@ def serve_model(script_path: str, port: int, host: str, verbose: bool) -> None:
     try:
         script = load_script(script_path)
     except ScriptError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        fail(str(exc))
 
     def report(entry: RecordedRequest) -> None:
         click.echo(_describe(entry), err=True)
@@ -52,8 +52,7 @@ def serve_model(script_path: str, port: int, host: str, verbose: bool) -> None:
     try:
         server.start()
     except OSError as exc:
-        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
-        sys.exit(1)
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_FAILED)
 
     stop = threading.Event()
 

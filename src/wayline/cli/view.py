@@ -1,24 +1,23 @@
 """``wayline view FILE... [-o PAGE.html] [--open] [--tree]``: look at any trajectory.
 
-Exit codes: 0 ok, 2 unreadable or invalid input (one line naming the file and the field; never a
-traceback). Validation warnings are printed to stderr and shown on the page.
+Exit codes: 0 ok, 2 unreadable or invalid input (one ``error:`` line naming the file and the
+field; never a traceback). A file named on the command line must be a trajectory; in a directory,
+files that are not (a session transcript, OpenTelemetry spans) are skipped with one warning line
+each. Validation warnings are printed to stderr and shown on the page.
 """
 
 from __future__ import annotations
 
-import sys
 import webbrowser
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
-EXIT_INVALID = 2
+from wayline.cli.errors import fail, warn
 
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"wayline view: {message}", err=True)
-    sys.exit(EXIT_INVALID)
+if TYPE_CHECKING:
+    from wayline.viewer import Trajectory
 
 
 def _default_output(files: tuple[Path, ...]) -> Path:
@@ -48,20 +47,15 @@ def view(
 
     Several files or a directory give one page with a picker. Works offline and from file://.
     """
-    from wayline.viewer import ViewerInputError, load_trajectories, trajectory_tree, write_page
+    from wayline.viewer import trajectory_tree, write_page
 
-    try:
-        trajectories = load_trajectories(files)
-    except ViewerInputError as exc:
-        _fail(str(exc))
-    except Exception as exc:  # a bug must still not show the user a traceback
-        _fail(f"{', '.join(map(str, files))}: cannot load: {type(exc).__name__}: {exc}")
+    trajectories = _load(files)
     seen: set[str] = set()
     for trajectory in trajectories:
         for line in trajectory.warnings:
             if line not in seen:
                 seen.add(line)
-                click.echo(f"warning: {line}", err=True)
+                warn(line)
     if tree:
         from rich.console import Console
 
@@ -73,7 +67,39 @@ def view(
     try:
         path = write_page(trajectories, target, title)
     except OSError as exc:
-        _fail(f"{target}: cannot write: {exc.strerror or exc}")
+        fail(f"{target}: cannot write: {exc.strerror or exc}")
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # hostile values
+        from wayline.trajectory.load import json_problem
+
+        fail(f"{', '.join(map(str, files))}: cannot draw: {json_problem(exc)}")
     click.echo(str(path))
     if open_page:
         webbrowser.open(path.resolve().as_uri())
+
+
+def _load(files: tuple[Path, ...]) -> list[Trajectory]:
+    """The trajectories of the files and directories named; exits 2 when there is none."""
+    from wayline.trajectory.load import json_problem
+    from wayline.viewer import ViewerInputError, expand_paths, load_trajectory
+
+    loaded: list[Trajectory] = []
+    for entry in files:
+        try:
+            paths = expand_paths([entry])
+        except ViewerInputError as exc:
+            fail(str(exc))
+        for path in paths:
+            try:
+                loaded.extend(load_trajectory(path))
+            except ViewerInputError as exc:
+                if not entry.is_dir():
+                    fail(str(exc))
+                warn(f"skipped {exc} (not a trajectory)")
+            except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+                reason = f"{path}: cannot load: {json_problem(exc)}"
+                if not entry.is_dir():
+                    fail(reason)
+                warn(f"skipped {reason}")
+    if not loaded:
+        fail(f"{', '.join(map(str, files))}: no trajectory found")
+    return loaded

@@ -8,6 +8,7 @@ names the file and the field (``steps[3].tool_calls[0].function_name``).
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,22 +34,213 @@ class TrajectoryError(ValueError):
         return f"{self.source}: {self.message}"
 
 
+MAX_DEPTH = 128
+"""How deeply JSON may nest (objects and lists); real trajectories stay far below it, and a
+bound keeps every recursive reader of the document (compare, export, validate) safe."""
+
+
 def load_trajectory(path: str | Path) -> JsonDict:
-    """Read and structurally check an ATIF file; raise :class:`TrajectoryError` when unusable."""
+    """Read one trajectory: an ATIF file, or an ATOF file holding one (converted in memory).
+
+    Raises :class:`TrajectoryError` naming the file (and the field) when it cannot be used.
+    """
+    found = load_trajectories(path)
+    if len(found) != 1:
+        raise TrajectoryError(
+            f"the ATOF events hold {len(found)} trajectories; write them out with "
+            f"`wayline atif convert {path}` and pick one",
+            source=str(path),
+        )
+    return found[0]
+
+
+def load_trajectories(path: str | Path) -> list[JsonDict]:
+    """Every trajectory of one file: an ATIF file's one, or each root of an ATOF file's events.
+
+    ATOF (Relay's JSONL event stream) is converted in memory with the ATOF → ATIF mapping of
+    :mod:`wayline.relay.atif`, as ``wayline atif convert`` would write it. Raises
+    :class:`TrajectoryError` naming the file (and the field) when it cannot be used.
+    """
     source = str(path)
+    file_path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TrajectoryError(f"cannot read: {reason}", source=source) from None
+        raw = file_path.read_bytes()
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
     try:
-        data = json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    if not text.strip():
+        raise TrajectoryError("the file is empty", source=source)
+    if looks_like_atof(file_path, text):
+        return _from_atof(file_path)
+    data = parse_json(text, source)
+    check_structure(data, source)
+    return [data]
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse a JSON document, refusing what no trajectory holds: nesting deeper than
+    :data:`MAX_DEPTH`, integers too long to convert, ``NaN``/``Infinity`` and numbers beyond
+    a float's range. Raises :class:`TrajectoryError` with one line saying which."""
+    try:
+        data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise TrajectoryError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source
         ) from None
-    check_structure(data, source)
-    return data  # type: ignore[no-any-return]
+    except RecursionError:
+        raise TrajectoryError(
+            f"JSON nested too deeply (over {MAX_DEPTH} levels)", source=source
+        ) from None
+    except ValueError as exc:
+        raise TrajectoryError(f"unreadable JSON value: {_short(exc)}", source=source) from None
+    if json_depth(data) > MAX_DEPTH:
+        raise TrajectoryError(f"JSON nested too deeply (over {MAX_DEPTH} levels)", source=source)
+    return data
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterator[Any] = iter(item.values())
+        elif isinstance(item, list):
+            children = iter(item)
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def json_problem(exc: BaseException) -> str:
+    """One line for why a JSON parser refused a document (deep nesting, a huge integer…)."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read"
+    return f"{type(exc).__name__}: {_short(exc)}"
+
+
+def sniff_kind(path: Path) -> str | None:
+    """``"atif"`` or ``"atof"`` when the start of a file shows which it is, else ``None``.
+
+    Reads at most the first 64 KiB: an ATIF document starts with an object that spans lines or
+    holds ``steps``/``schema_version``; an ATOF stream's first line is one event (``kind``).
+    """
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return None
+    first = next((line for line in head.splitlines() if line.strip()), b"").strip()
+    if first in (b"{", b"["):
+        return "atif"
+    try:
+        value = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    if "steps" in value or str(value.get("schema_version", "")).startswith("ATIF"):
+        return "atif"
+    return "atof" if "kind" in value else None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    if "integer string conversion" in text:
+        return "an integer with more digits than Python converts (4300)"
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def looks_like_atof(path: Path, text: str) -> bool:
+    """Whether a file is an ATOF event stream: a ``.jsonl`` name, or a first line that is one
+    event object (``kind``, no ``steps``)."""
+    if path.suffix == ".jsonl":
+        return True
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        event = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(event, dict) and "kind" in event and "steps" not in event
+
+
+def _from_atof(path: Path) -> list[JsonDict]:
+    """The ATOF file's trajectories (each root with steps, else its subagents), in memory."""
+    from wayline.relay.atif.builder import TrajectoryBuilder
+    from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
+    from wayline.relay.atof import AtofFormatError, AtofTornLineWarning, iter_events
+
+    source = str(path)
+    nodes: list[TrajectoryNode] = []
+    builder = TrajectoryBuilder(AgentInfo(), on_complete=nodes.append)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AtofTornLineWarning)  # a torn last line: as converted
+        try:
+            for event in iter_events(path):
+                builder.feed(event)
+            builder.finish()
+        except AtofFormatError as exc:
+            raise TrajectoryError(f"line {exc.line_no}: {exc.message}", source=source) from None
+        except OSError as exc:
+            raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise TrajectoryError(
+                f"ATOF events that cannot be converted: {type(exc).__name__}: {_short(exc)}",
+                source=source,
+            ) from None
+    roots = _with_steps(nodes)
+    if not roots:
+        raise TrajectoryError(
+            "not a trajectory: no ATOF event with steps (ATIF .json or ATOF .jsonl expected)",
+            source=source,
+        )
+    out: list[JsonDict] = []
+    for node in roots:
+        try:
+            document = json.loads(json.dumps(render_trajectory(node), default=str))
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise TrajectoryError(
+                f"ATOF events that cannot be converted: {type(exc).__name__}: {_short(exc)}",
+                source=source,
+            ) from None
+        if json_depth(document) > MAX_DEPTH:
+            raise TrajectoryError(
+                f"JSON nested too deeply (over {MAX_DEPTH} levels)", source=source
+            )
+        check_structure(document, source)
+        out.append(document)
+    return out
+
+
+def _with_steps(nodes: list[Any]) -> list[Any]:
+    # A root without steps (a session that only delegated) is no ATIF document; its
+    # subagents are trajectories of their own, as `wayline atif convert` writes them.
+    found: list[Any] = []
+    for node in nodes:
+        if node.steps:
+            found.append(node)
+        else:
+            found.extend(_with_steps(node.children))
+    return found
 
 
 def _kind(value: Any) -> str:

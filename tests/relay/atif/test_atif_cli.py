@@ -54,7 +54,7 @@ def test_convert_writes_files_and_skips_a_torn_last_line(atof: Atof, tmp_path: P
 
 
 def test_convert_rejects_a_malformed_middle_line(atof: Atof, tmp_path: Path) -> None:
-    """A bad line before the last is an error naming file and line, exit 1, no traceback."""
+    """A bad line before the last is an error naming file and line, exit 2, no traceback."""
     agent = atof.start("a", "agent")
     atof.llm(agent, [{"role": "user", "content": "x"}], "y")
     atof.end(agent)
@@ -64,7 +64,7 @@ def test_convert_rejects_a_malformed_middle_line(atof: Atof, tmp_path: Path) -> 
     events.write_text("".join(lines), encoding="utf-8")
     result = run("atif", "convert", events, "-o", "out", cwd=tmp_path)
     _no_traceback(result)
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "events.jsonl:3: invalid JSON" in result.stderr
 
 
@@ -73,7 +73,7 @@ def test_convert_unreadable_input_and_bad_template(tmp_path: Path) -> None:
     missing = run("atif", "convert", "missing.jsonl", cwd=tmp_path)
     _no_traceback(missing)
     assert missing.returncode == 2
-    assert missing.stderr.strip() == "missing.jsonl: cannot read: No such file or directory"
+    assert missing.stderr.strip() == "error: missing.jsonl: cannot read: No such file or directory"
     (tmp_path / "e.jsonl").write_text("", encoding="utf-8")
     template = run("atif", "convert", "e.jsonl", "--filename-template", "{x}.json", cwd=tmp_path)
     _no_traceback(template)
@@ -121,7 +121,7 @@ def test_atif_validate_exit_codes_and_messages(
     unreadable = run("atif", "validate", "bad.json", "nope.json", cwd=tmp_path)
     _no_traceback(unreadable)
     assert unreadable.returncode == 2
-    assert unreadable.stderr.strip() == "nope.json: cannot read: No such file or directory"
+    assert unreadable.stderr.strip() == "error: nope.json: cannot read: No such file or directory"
 
 
 def test_atof_validate_exit_codes(data_dir: Path, tmp_path: Path) -> None:
@@ -135,6 +135,6 @@ def test_atof_validate_exit_codes(data_dir: Path, tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"{good}: ok"
     assert lines[1].startswith("bad.jsonl: line 1: ")
-    assert result.stderr.strip() == "nope.jsonl: cannot read: No such file or directory"
+    assert result.stderr.strip() == "error: nope.jsonl: cannot read: No such file or directory"
     invalid_only = run("atof", "validate", "bad.jsonl", cwd=tmp_path)
     assert invalid_only.returncode == 1
