@@ -201,7 +201,8 @@ def test_harmless_keys(key: str) -> None:
 
 
 def test_key_redaction_keeps_counts_and_flags() -> None:
-    """Credential values vanish; token counts and None/bool credential values survive."""
+    """Credential values vanish (a list under a credential key keeps its shape, every item
+    hidden); token counts and None/bool credential values survive."""
     payload = {
         "api_key": "opaque-value-1",
         "Authorization": ["Bearer", "x"],
@@ -214,7 +215,7 @@ def test_key_redaction_keeps_counts_and_flags() -> None:
     }
     assert sanitize(payload) == {
         "api_key": REDACTED,
-        "Authorization": REDACTED,
+        "Authorization": [REDACTED, REDACTED],
         "headers": {"X-Api-Key": REDACTED, "Accept": "application/json"},
         "usage": {"prompt_tokens": 12, "completion_tokens": 34, "total_tokens": 46},
         "max_tokens": 100,

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wayline.redaction.sanitize import (
+    DEFAULT_MAX_DEPTH,
     DEFAULT_PAYLOAD_MAX_CHARS,
     MIN_PAYLOAD_MAX_CHARS,
     PAYLOAD_MAX_CHARS_ENV,
@@ -257,12 +258,14 @@ def _nest(levels: int) -> Any:
 
 
 def test_depth_limit_marker() -> None:
-    """Containers deeper than max_depth become "<TypeName depth limit>"; scalars survive."""
+    """Containers deeper than max_depth become "<TypeName depth limit>"; scalars survive; the
+    default bound (100) is only against hostile nesting: 32 levels come through whole."""
     assert to_jsonable(_nest(4), max_depth=2) == [[["<list depth limit>"]]]
     assert to_jsonable(_nest(3), max_depth=2) == [[["leaf"]]]
     assert to_jsonable({"a": {"b": {"c": {}}}}, max_depth=1) == {"a": {"b": "<dict depth limit>"}}
-    out = to_jsonable(_nest(20))
-    for _ in range(9):
+    assert sanitize(_nest(32)) == _nest(32)
+    out = sanitize(_nest(150))
+    for _ in range(DEFAULT_MAX_DEPTH + 1):
         out = out[0]
     assert out == "<list depth limit>"
 
@@ -281,7 +284,7 @@ def test_sequence_limit_markers() -> None:
     d = {f"k{i}": i for i in range(5)}
     assert to_jsonable(d, max_sequence=3) == {"k0": 0, "k1": 1, "k2": 2, "_truncated_items": 2}
     big = sanitize(list(range(250)))
-    assert len(big) == 201 and big[-1] == {"_truncated_items": 50}
+    assert big == list(range(250))  # structure is never cut while the text can shrink
 
 
 def test_markers_are_stable_under_resanitizing() -> None:
@@ -300,13 +303,23 @@ def test_first_stage_result_returned_when_it_fits() -> None:
     assert sanitize(payload, max_chars=20_000) == payload
 
 
-def test_second_stage_shrinks_strings_and_sequences() -> None:
-    """Over the limit, strings drop to 1000 chars and sequences to 50 items."""
+def test_second_stage_shrinks_strings_and_keeps_sequences() -> None:
+    """Over the limit, strings drop to 1000 chars; every item of every sequence stays."""
     payload = {"messages": ["m" * 3_000 for _ in range(30)], "ids": list(range(120))}
     out = sanitize(payload, max_chars=50_000)
     assert out["messages"][0] == "m" * 1_000 + "...[truncated 2000 chars]"
-    assert out["ids"][-1] == {"_truncated_items": 70} and len(out["ids"]) == 51
+    assert out["ids"] == list(range(120)) and len(out["messages"]) == 30
     assert len(_dumps(out)) <= 50_000
+
+
+def test_sequences_are_cut_only_when_the_structure_alone_is_too_big() -> None:
+    """Short strings, 300 items each: strings drop to 200 chars before any item goes; past
+    that, sequences keep 50 items and an explicit marker, and the result is valid JSON."""
+    fits = sanitize([{"c": "m" * 400} for _ in range(150)], max_chars=50_000)
+    assert len(fits) == 150 and fits[0]["c"].startswith("m" * 200 + "...[truncated")
+    cut = sanitize([{"c": "m" * 400} for _ in range(400)], max_chars=50_000)
+    assert len(cut) == 51 and cut[-1] == {"_truncated_items": 350}
+    assert json.loads(_dumps(cut)) == cut
 
 
 def test_final_stage_wraps_a_preview_that_fits_exactly() -> None:
@@ -343,7 +356,7 @@ def test_max_chars_is_clamped_to_the_floor() -> None:
     """A max_chars below 1000 behaves like 1000."""
     payload = {"a": "x" * 950}
     assert sanitize(payload, max_chars=10) == payload
-    assert sanitize({"a": "x" * 1_200}, max_chars=10)["_truncated"] is True
+    assert sanitize({"a": "x" * 1_200}, max_chars=10)["a"].endswith("[truncated 1000 chars]")
 
 
 def test_huge_payloads_stop_early() -> None:
@@ -389,7 +402,7 @@ def test_sanitize_uses_the_env_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PAYLOAD_MAX_CHARS_ENV, "1500")
     assert sanitize(["x" * 700, "y" * 700]) == ["x" * 700, "y" * 700]
     out = sanitize(["x" * 900, "y" * 900])
-    assert out["_truncated"] is True and len(_dumps(out)) <= 1_500
+    assert out[0] == "x" * 200 + "...[truncated 700 chars]" and len(_dumps(out)) <= 1_500
 
 
 # --------------------------------------------------------------------------- headers

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from wayline.redaction.redact import redact_text
 from wayline.redaction.sanitize import (
+    DEFAULT_MAX_SEQUENCE,
     SanitizeMemo,
     _encoded_length,
     sanitize,
@@ -154,14 +155,14 @@ def test_a_history_over_the_limit_remembers_how_far_the_first_stage_got() -> Non
     memo (the next call overflows after one new item, not after one lookup per message),
     and each longer call still sanitizes exactly like no memo (cut to the fallback stage)."""
     memo = SanitizeMemo(3)
-    history = [{"role": "user", "content": f"message {i} " + "x" * 400} for i in range(300)]
+    history = [{"role": "user", "content": f"message {i} " + "x" * 400} for i in range(600)]
     for extra in range(3):
         history = [*history, {"role": "assistant", "content": f"reply {extra}"}]
         payload = {"method": "POST", "body": {"messages": history}}
         out = sanitize(payload, memo=memo)
         assert out == sanitize(payload)
         assert out["body"]["messages"][-1] == {"_truncated_items": len(history) - 50}
-    first_stage = [v for k, v in memo.prefixes.items() if k[1:] == (8_000, 200)]
+    first_stage = [v for k, v in memo.prefixes.items() if k[1:] == (8_000, DEFAULT_MAX_SEQUENCE)]
     assert len(first_stage) == 1
     items, outputs, share = first_stage[0]
     assert 0 < len(items) < len(history) and items == history[: len(items)]

@@ -42,12 +42,12 @@ def test_scalars_in_mappings_and_lists_keep_their_values_and_marks() -> None:
     }
 
 
-def test_a_mapping_of_scalars_over_the_limit_falls_back_to_the_second_stage() -> None:
-    """A flat mapping whose strings overflow the limit is cut to 50 items of 1 000 chars,
-    like any other payload (the budget is checked per item on the inline path)."""
-    value = {f"k{i}": "v" * 1500 for i in range(60)}
+def test_a_mapping_of_scalars_over_the_limit_falls_back_to_shorter_strings() -> None:
+    """A flat mapping whose strings overflow the limit keeps every key with its string cut
+    to 1 000 chars (the budget is checked per item on the inline path); a list likewise."""
+    value = {f"k{i}": "v" * 1500 for i in range(45)}
     out = sanitize(value, max_chars=60_000)
-    assert len(out) == 51 and out[TRUNCATED_ITEMS_KEY] == 10
+    assert len(out) == 45 and TRUNCATED_ITEMS_KEY not in out
     assert out["k0"].startswith("v" * 1000) and out["k0"].endswith("[truncated 500 chars]")
-    listed = sanitize([1, *(["w" * 1500] * 60)], max_chars=60_000)
-    assert listed[0] == 1 and len(listed) == 51 and listed[-1] == {TRUNCATED_ITEMS_KEY: 11}
+    listed = sanitize([1, *(["w" * 1500] * 45)], max_chars=60_000)
+    assert listed[0] == 1 and len(listed) == 46 and listed[-1].endswith("[truncated 500 chars]")

@@ -12,6 +12,7 @@ import enum
 import logging
 import math
 import re
+import sys
 import types
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence, Set
@@ -20,6 +21,7 @@ from typing import Any
 
 from wayline.redaction.redact import (
     REDACTED,
+    is_identifier_key,
     is_sensitive_key,
     redact_text,
 )
@@ -28,17 +30,24 @@ from wayline.redaction.redact import _current as current_rules
 PAYLOAD_MAX_CHARS_ENV = "WAYLINE_PAYLOAD_MAX_CHARS"
 DEFAULT_PAYLOAD_MAX_CHARS = 50_000
 MIN_PAYLOAD_MAX_CHARS = 1_000
-DEFAULT_MAX_DEPTH = 8
+# Only against hostile nesting (and Python's recursion limit): real schemas and tool
+# arguments are far shallower, and everything above this depth is kept whole.
+DEFAULT_MAX_DEPTH = 100
 DEFAULT_MAX_STRING = 8_000
-DEFAULT_MAX_SEQUENCE = 200
+# Structure is not cut to fit: sequences are bounded only in the last stage before the
+# wrapper, when the structure alone is over the size limit.
+UNBOUNDED = sys.maxsize
+DEFAULT_MAX_SEQUENCE = UNBOUNDED
 TRUNCATED_ITEMS_KEY = "_truncated_items"
 
-# Second stage when the first encoding is over the limit (Hermes' values).
+# Later stages when the first encoding is over the limit: shorter strings, same structure.
 _FALLBACK_MAX_STRING = 1_000
+_LAST_MAX_STRING = 200
 _FALLBACK_MAX_SEQUENCE = 50
-# Text past the string bound is still redacted this far, so a secret straddling the cut
-# is recognised whole instead of leaking its first characters.
-_REDACT_WINDOW = 1_024
+# Text past the string bound is still redacted this far (then back to a whitespace), so a
+# secret straddling the cut is recognised whole instead of leaking its first characters.
+_REDACT_WINDOW = 16_384
+_WORD_REACH = 65_536  # how far the window end moves on to find the end of a word
 _MAX_TYPE_NAME = 200
 _WRAPPER_KEYS = frozenset({"_truncated", "original_type", "preview"})
 _TRUNC_TAIL = re.compile(r"\.\.\.\[truncated [0-9]+ chars\]\Z")
@@ -83,10 +92,17 @@ class SanitizeMemo:
 # and per (max_string, redact) setting.
 _KEY_CACHED_LEN = 64
 _KEY_CACHE_SIZE = 4096
-_key_caches: tuple[object, dict[tuple[int, bool], dict[str, tuple[str, bool, int]]]] = (None, {})
+_key_caches: tuple[object, dict[tuple[int, bool], dict[str, tuple[str, int, int]]]] = (None, {})
+
+# What a key says about its value: nothing, a credential, or an identifier (kept as-is).
+PLAIN, SECRET, IDENT = 0, 1, 2
+# Keys that make a mapping a JSON schema: under a credential name it describes the field.
+_SCHEMA_KEYS = frozenset(
+    {"type", "properties", "items", "$ref", "anyOf", "oneOf", "allOf", "enum", "format"}
+)
 
 
-def _key_cache(max_string: int, redact: bool) -> dict[str, tuple[str, bool, int]]:
+def _key_cache(max_string: int, redact: bool) -> dict[str, tuple[str, int, int]]:
     global _key_caches
     snapshot = current_rules()
     owner, caches = _key_caches
@@ -105,6 +121,7 @@ class _Walker:
     __slots__ = (
         "active",
         "budget",
+        "hide",
         "keys",
         "max_depth",
         "max_sequence",
@@ -145,6 +162,8 @@ class _Walker:
         # Cycle and "changed while read" markers depend on more than the subtree itself.
         self.unstable = 0
         self.keys = _key_cache(self.max_string, redact)
+        # Above zero while walking the value of a credential key: every scalar is hidden.
+        self.hide = 0
 
     def charge(self, n: int) -> None:
         self.spent += n
@@ -157,6 +176,9 @@ class _Walker:
     # -- scalars -------------------------------------------------------------------
 
     def string(self, s: str) -> str:
+        if self.hide:
+            self.charge(len(REDACTED) + 2)
+            return REDACTED
         if not s.isascii():
             s = _clean_surrogates(s)
         limit = self.max_string
@@ -175,16 +197,25 @@ class _Walker:
         self.charge(len(out) + 2)
         return out
 
+    def identifier(self, s: str) -> str:
+        """An id field's value: bounded like any text, never redacted (ids are structure)."""
+        if not s.isascii():
+            s = _clean_surrogates(s)
+        limit = self.max_string
+        out = s if len(s) <= limit else f"{s[:limit]}...[truncated {len(s) - limit} chars]"
+        self.charge(len(out) + 2)
+        return out
+
     def truncate(self, s: str) -> str:
         limit = self.max_string
         if not self.redact:
             return f"{s[:limit]}...[truncated {len(s) - limit} chars]"
-        window = s[: limit + _REDACT_WINDOW]
+        window = s[: _window_end(s, limit + _REDACT_WINDOW)]
         dropped = len(s) - len(window)
         red = redact_text(window)
         if len(red) <= limit and not dropped:
             return red
-        keep = red[:limit]
+        keep = red[: _cut(red, limit)]
         return f"{keep}...[truncated {len(red) - len(keep) + dropped} chars]"
 
     def integer(self, v: int) -> int | str:
@@ -215,12 +246,14 @@ class _Walker:
         if v is None or t is bool:
             self.charge(4)
             return v
+        if self.hide and (t is int or t is float):
+            return self.string("")
         if t is int:
             return self.integer(v)
         if t is float:
             return self.floating(v)
         if t is dict or t is list or t is tuple:
-            if depth == self.memo_depth:
+            if depth == self.memo_depth and not self.hide:
                 return self.memoized(v, depth)
             return self.mapping(v, depth) if t is dict else self.sequence(v, depth)
         return self.other(v, depth)
@@ -273,18 +306,31 @@ class _Walker:
         for index, (key, value) in enumerate(m.items()):
             if index >= limit or self.done():
                 break
-            out_key, sensitive = self.key(key)
-            if sensitive and value is not None and type(value) is not bool:
+            out_key, kind = self.key(key)
+            if kind == PLAIN or value is None or type(value) is bool:
+                out[out_key] = self.walk(value, depth + 1)
+            elif kind == IDENT:
+                out[out_key] = (
+                    self.identifier(value) if type(value) is str else self.walk(value, depth + 1)
+                )
+            elif isinstance(value, Mapping | list | tuple) and not self.hide:
+                # A name, not a value: the structure stays; a schema is kept as it is and
+                # anything else has its scalars hidden ({"password": {"value": "…"}}).
+                schema = isinstance(value, Mapping) and not _SCHEMA_KEYS.isdisjoint(value)
+                self.hide += not schema
+                try:
+                    out[out_key] = self.walk(value, depth + 1)
+                finally:
+                    self.hide -= not schema
+            else:
                 out[out_key] = REDACTED
                 self.charge(len(REDACTED) + 2)
-            else:
-                out[out_key] = self.walk(value, depth + 1)
         if total > limit:
             out[TRUNCATED_ITEMS_KEY] = total - limit
             self.charge(len(TRUNCATED_ITEMS_KEY) + 5)
         return out
 
-    def key(self, key: Any) -> tuple[str, bool]:
+    def key(self, key: Any) -> tuple[str, int]:
         if type(key) is str:
             hit = self.keys.get(key)
             if hit is not None:
@@ -295,12 +341,21 @@ class _Walker:
             raw = bytes(key).decode("utf-8", "replace")
         else:
             raw = _safe_str(key)
-        out = self.string(raw)
+        hide, self.hide = self.hide, 0  # a key is a name, also inside a hidden value
+        try:
+            out = self.string(raw)
+        finally:
+            self.hide = hide
         self.charge(2)
-        sensitive = self.redact and (is_sensitive_key(raw) or is_sensitive_key(out))
+        kind = PLAIN
+        if self.redact:
+            if is_identifier_key(raw):
+                kind = IDENT
+            elif is_sensitive_key(raw) or is_sensitive_key(out):
+                kind = SECRET
         if raw is key and len(raw) <= _KEY_CACHED_LEN and len(self.keys) < _KEY_CACHE_SIZE:
-            self.keys[raw] = (out, sensitive, len(out) + 4)
-        return out, sensitive
+            self.keys[raw] = (out, kind, len(out) + 4)
+        return out, kind
 
     def sequence(self, seq: Iterable[Any], depth: int) -> Any:
         if depth > self.max_depth:
@@ -425,6 +480,29 @@ class _Walker:
             return self.mapping(converted, depth)
         finally:
             self.active.discard(ident)
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _window_end(s: str, end: int) -> int:
+    """Where a redaction window over ``s[:end]`` may end: after a whole word, so no secret is
+    cut at the window's edge. A word longer than ``_WORD_REACH`` is left out whole."""
+    if end >= len(s) or s[end - 1 : end].isspace() or s[end : end + 1].isspace():
+        return min(end, len(s))
+    after = _SPACE.search(s, end, end + _WORD_REACH)
+    if after is not None:
+        return after.start()
+    before = max(s.rfind(" ", 0, end), s.rfind("\n", 0, end), s.rfind("\t", 0, end))
+    return before + 1 if before >= 0 else 0
+
+
+def _cut(red: str, limit: int) -> int:
+    """``limit``, or the start of a ``REDACTED`` marker the cut would split."""
+    start = red.rfind("<", max(0, limit - len(REDACTED)), limit)
+    if start >= 0 and red.startswith(REDACTED, start) and start + len(REDACTED) > limit:
+        return start
+    return limit
 
 
 def _is_items_marker(item: Any) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wayline.redaction._trie import any_word_pattern
+from wayline.redaction.assign import apply_assignments, names_before_separators
 from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
 from wayline.redaction.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
 from wayline.redaction.redact_rules import regex_rule as _regex_rule
@@ -42,6 +43,7 @@ __all__ = [
     "SecretPattern",
     "add_secret_pattern",
     "add_sensitive_key",
+    "is_identifier_key",
     "is_sensitive_key",
     "redact_text",
     "reload_env_patterns",
@@ -76,6 +78,25 @@ def is_sensitive_key(key: str) -> bool:
     return _sensitive(key if type(key) is str else str(key))
 
 
+# A key naming an identifier: its last word is "id" and no word speaks of a credential.
+_ID_WORDS = frozenset({"id", "ids", "uuid"})
+_CREDENTIAL_WORDS = frozenset(
+    {"key", "secret", "token", "password", "passwd", "pass", "pwd", "auth", "access", "api"}
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifier(key: str) -> bool:
+    words = split_key(key)
+    return bool(words) and words[-1] in _ID_WORDS and _CREDENTIAL_WORDS.isdisjoint(words)
+
+
+def is_identifier_key(key: str) -> bool:
+    """True when a key names an identifier (``id``, ``tool_call_id``, ``sessionId``): its
+    value is structure, so it is never redacted."""
+    return _identifier(key if type(key) is str else str(key))
+
+
 def add_sensitive_key(name: str) -> None:
     """Treat `name` (normalized like every key) as a credential key from now on, process-wide."""
     global _extra_keys, _key_words, _names_rx
@@ -86,7 +107,7 @@ def add_sensitive_key(name: str) -> None:
         _extra_keys = _extra_keys | {"_".join(words)}
         # Any spelling of the key contains its longest word in lowercase: scan for that.
         _key_words = tuple(sorted({*_key_words, max(words, key=len)}))
-        _names_rx = _names_before_separators(_key_words)
+        _names_rx = names_before_separators(_key_words)
         _sensitive.cache_clear()
         _flag_sensitive.cache_clear()
         _rebuild()
@@ -94,29 +115,9 @@ def add_sensitive_key(name: str) -> None:
 
 # --------------------------------------------------------------------------- named values
 
-# An unquoted value ends at whitespace, a quote or separator, or a JSON escape (``\n``).
-_BARE = r"""(?:[^\s"',;&\\]|\\(?![nrtbfu"]))+"""
-# NAME = value / "name": "value" / name => 'value' (JSON, YAML, env, ini, kwargs, repr).
-_ASSIGN = re.compile(
-    r"""(?P<name>[A-Za-z_][\w.\-]*+)(?P<q1>\\*+["'])?[ \t]*+(?::=|==|=>|[:=])[ \t]*+"""
-    r"""(?P<q2>\\*+["']|\\*'\\*"\\*'\\*"\\*')?(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"""
-    r"""(?P<val>(?(q2)(?:[^"'\\\r\n]|\\(?!\\*["']))+|""" + _BARE + "))",
-    re.IGNORECASE,
-)
 
-
-def _names_before_separators(words: Iterable[str]) -> re.Pattern[str]:
-    """A regex over the REVERSED lowercase text: a separator, then a name with a trigger word.
-
-    Scanning reversed text lets the engine skip to each ':' or '=' at C speed and reject
-    names without a trigger word there; a forward regex would have to be tried at every
-    word start in Python-visible steps.
-    """
-    alternatives = "|".join(re.escape(w[::-1]) for w in sorted(words, key=len, reverse=True))
-    # Applied to lowercased text: case-blind matching makes the engine about 2x slower.
-    return re.compile(
-        r"""[:=][ \t]*+(?:["']\\*+)?(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
-    )
+def _assign_apply(text: str) -> str:
+    return apply_assignments(text, _names_rx, _sensitive)
 
 
 # --name value / --name=value / -u user:pass (shell commands in tool arguments). The
@@ -129,64 +130,7 @@ _FLAG = re.compile(
 # Flags whose value is "user:password" (curl, wget's --proxy-user, curl's -U proxy flag).
 _USER_FLAGS = frozenset({"u", "user", "U", "proxy-user"})
 _key_words: tuple[str, ...] = KEY_TRIGGERS  # plus the longest word of each added key
-_names_rx = _names_before_separators(_key_words)
-_ESCAPE_LETTER = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
-_NEXT_VALUE = re.compile(
-    r"""(?:(?<=[:=])|[ \t]*+(?::=|==|=>|[:=]))[ \t]*+(?:\\*["'])?"""
-    + _BARE
-    + r"""(?:["'][^"'\r\n]*)?"""
-)
-
-
-def _name_start(text: str, start: int, end: int) -> int:
-    """A scanned name's start: past an escape's letter (``\\npassword``) and non-ASCII ones."""
-    escape = _ESCAPE_LETTER.match(text, start, end) if text[start - 1 : start] == "\\" else None
-    start = escape.end() if escape is not None else start
-    while start < end and not (text[start] == "_" or "a" <= text[start].lower() <= "z"):
-        start += 1
-    return start
-
-
-def _assign_apply(text: str) -> str:
-    size = len(text)
-    backwards = text[::-1].lower()
-    if len(backwards) != size:  # a few characters lowercase to two; keep offsets aligned
-        backwards = "".join(c.lower() if len(c.lower()) == 1 else c for c in text[::-1])
-    starts = [
-        _name_start(text, size - m.end("name"), size - m.start("name"))
-        for m in _names_rx.finditer(backwards)
-    ]
-    out: list[str] = []
-    pos = 0
-    for j in reversed(starts):
-        if j < pos:
-            continue
-        match = _ASSIGN.match(text, j)
-        if match is None or not _sensitive(match.group("name")):
-            continue
-        start, end = match.span("val")
-        quoted = match.group("q2") is not None
-        rest = text[end : end + _CALL_REACH]
-        if match.group("scheme") is None and is_expression(
-            match.group("val"), quoted=quoted, rest=rest
-        ):
-            continue  # password_field = form.get(...), token: ${TOKEN}
-        if not quoted:
-            # "credentials: Proxy-Authorization: tok": the value is a name; take its value too
-            more = _NEXT_VALUE.match(text, end)
-            end = more.end() if more is not None else end
-        if text.startswith(REDACTED, start):
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
-_CALL_REACH = 400  # how far after a value a call's closing bracket is looked for
+_names_rx = names_before_separators(_key_words)
 
 
 def _flag_apply(text: str) -> str:

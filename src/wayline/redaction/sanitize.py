@@ -65,6 +65,7 @@ _log = logging.getLogger(__name__)
 from wayline.redaction._walk import (  # noqa: E402
     _FALLBACK_MAX_SEQUENCE,
     _FALLBACK_MAX_STRING,
+    _LAST_MAX_STRING,
     _MAX_TYPE_NAME,
     _WRAPPER_KEYS,
     DEFAULT_MAX_DEPTH,
@@ -78,6 +79,15 @@ from wayline.redaction._walk import (  # noqa: E402
     _OverBudget,
     _safe_str,
     _Walker,
+)
+
+# Stages of (string bound, sequence bound): text is shortened first; only a value whose
+# structure alone is over the limit has its sequences cut (then the wrapper follows).
+_STAGES = (
+    (DEFAULT_MAX_STRING, DEFAULT_MAX_SEQUENCE),
+    (_FALLBACK_MAX_STRING, DEFAULT_MAX_SEQUENCE),
+    (_LAST_MAX_STRING, DEFAULT_MAX_SEQUENCE),
+    (_LAST_MAX_STRING, _FALLBACK_MAX_SEQUENCE),
 )
 
 _warn_lock = threading.Lock()
@@ -198,10 +208,7 @@ def sanitize(value: Any, *, max_chars: int | None = None, memo: SanitizeMemo | N
     limit = payload_max_chars() if max_chars is None else max(max_chars, MIN_PAYLOAD_MAX_CHARS)
     if _is_wrapper(value):
         return _wrap(value["original_type"], value["preview"], limit)
-    for max_string, max_sequence in (
-        (DEFAULT_MAX_STRING, DEFAULT_MAX_SEQUENCE),
-        (_FALLBACK_MAX_STRING, _FALLBACK_MAX_SEQUENCE),
-    ):
+    for max_string, max_sequence in _STAGES:
         walker = _Walker(
             max_depth=DEFAULT_MAX_DEPTH,
             max_string=max_string,
@@ -225,7 +232,7 @@ def sanitize(value: Any, *, max_chars: int | None = None, memo: SanitizeMemo | N
             return out
     walker = _Walker(
         max_depth=DEFAULT_MAX_DEPTH,
-        max_string=_FALLBACK_MAX_STRING,
+        max_string=_LAST_MAX_STRING,
         max_sequence=_FALLBACK_MAX_SEQUENCE,
         redact=True,
         budget=limit,

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["KEY_TRIGGERS", "flag_is_sensitive", "is_expression", "name_is_sensitive", "split_key"]
+__all__ = [
+    "KEY_TRIGGERS",
+    "flag_is_sensitive",
+    "is_expression",
+    "is_prose",
+    "name_is_sensitive",
+    "split_key",
+]
 
 _CAMEL_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
@@ -31,6 +38,7 @@ _SECRET_WORDS = frozenset(
         "cookie",
         "bearer",
         "privatekey",
+        "secrete",
     }
 )
 # Glued spellings: a word ending in one of these is a credential ("pgpassword", "dbpass",
@@ -137,6 +145,22 @@ _META_WORDS = frozenset(
         "helper",
         "mount",
         "rotation",
+        "age",
+        "id",
+        "ids",
+        "size",
+        "domain",
+        "scheme",
+        "schemes",
+        "method",
+        "methods",
+        "mode",
+        "enabled",
+        "required",
+        "flag",
+        "class",
+        "param",
+        "params",
     }
 )
 # Words before a final "pass" that make it a step, not a password ("first_pass", "dry_pass").
@@ -241,6 +265,16 @@ _KEYWORDS = frozenset(
         "raise",
         "return",
         "typeof",
+        # config words ("id-token: write", "secrets: inherit")
+        "read",
+        "write",
+        "inherit",
+        "optional",
+        "auto",
+        "always",
+        "never",
+        "enabled",
+        "disabled",
     }
 )
 # A version or address ("detect-secrets==1.5.0", "10.0.0.5"): no credential has that shape.
@@ -272,21 +306,60 @@ def _closed(value: str, opener: int, rest: str) -> bool:
     return closer in value[opener + 1 :] or closer in rest
 
 
-def is_expression(value: str, *, quoted: bool = False, rest: str | None = None) -> bool:
+_PASCAL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
+_UPPER_SNAKE = re.compile(r"[A-Z][A-Z]*(?:_[A-Z]+)+")
+_STOPWORDS = frozenset(
+    {
+        "a", "an", "the", "of", "to", "for", "in", "on", "is", "are", "if", "and", "or", "with",
+        "from", "this", "that", "be", "by", "as", "it", "its", "will", "should", "when", "used",
+        "use", "not", "can", "into", "which", "your", "you", "see", "e.g.", "i.e.",
+    }
+)  # fmt: skip
+
+
+def is_prose(value: str) -> bool:
+    """True when a ``key: value`` line's value reads as a sentence (a docstring's parameter
+    description), not a passphrase: at least four words, two of them function words."""
+    words = value.lower().split()
+    if len(words) < 4 or not words[0].strip(".,;:()").isalpha():
+        return False
+    return sum(w.strip(".,;:()") in _STOPWORDS for w in words) >= 2
+
+
+def is_expression(
+    value: str,
+    *,
+    quoted: bool = False,
+    rest: str | None = None,
+    name: str | None = None,
+    annotation: bool = False,
+) -> bool:
     """True when an assignment's value refers to a secret instead of being one.
 
     Placeholders (``${VAR}``, ``{{ x }}``, ``<redacted>``, ``***``) count quoted or not; code
-    (calls, attribute access, snake_case or camelCase variable names, type names and
-    keywords) only unquoted, since a quoted string is a literal whatever it looks like.
-    ``rest``, the text after the value when the caller has it, must close a call's bracket.
+    (calls, attribute access, variable names, type names, constants and keywords) only
+    unquoted, since a quoted string is a literal whatever it looks like. ``rest``, the text
+    after the value when the caller has it, must close a call's bracket. A value that repeats
+    its ``name`` (``password=password``) is a variable; after ``:`` (``annotation``) a
+    capitalised word is a type (``token: Token``).
     """
     if not value or _PLACEHOLDER.match(value) is not None:
         return True
-    stripped = value.rstrip(",;):")
+    stripped = value.rstrip(",;):]}")
     if len(stripped) <= 3 and not any(c.isalnum() for c in stripped):
         return True  # punctuation: "getpass('Password: ')" has no value after the colon
+    if not any(c.isalnum() for c in stripped):
+        return True  # no letter or digit: an emoji, a rule line, no credential
     if quoted:
         return False
+    if name is not None and stripped.lower() in {name.lower(), *split_key(name)}:
+        return True  # password=password, auth=auth
+    if _PASCAL.fullmatch(stripped) is not None or _UPPER_SNAKE.fullmatch(stripped) is not None:
+        return True  # a type, class or constant: token: Token, api_key = API_KEY_SENTINEL
+    return _code(value, stripped, rest)
+
+
+def _code(value: str, stripped: str, rest: str | None) -> bool:
     call = _CALL.match(value)
     if (
         call is not None

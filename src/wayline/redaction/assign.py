@@ -1,0 +1,276 @@
+"""Named values: ``NAME = value`` in any syntax, replaced to the value's natural end.
+
+A credential name (``is_sensitive`` decides) followed by a separator (``=``, ``:``, ``:=``,
+``=>``, ``?=``, ``,`` after a quoted name, a comparison before a quoted literal) holds a value.
+The value ends where its syntax ends it:
+
+- quoted (``"``, ``'``, a backtick, JSON-escaped quotes): at the closing quote on its line;
+- ``key: value`` (YAML, prose, headers) and ``key = value`` with spaces (ini, properties,
+  ``.env``): at the end of the line, or at the quote that closes a string the name is in
+  (``-H "Authorization: Bearer …"``), or at ``,`` ``}`` after a quoted JSON name;
+- ``key=value`` glued (shell, kwargs, URL queries): at whitespace, a quote, ``,;&)``;
+- a tuple (``auth=("admin", "…")``): every quoted string after the first.
+
+What only refers to a secret (``$VAR``, ``Depends(get_token)``, ``password=password``, type
+annotations, prose) is kept: see ``secret_names.is_expression``.
+
+Every step is linear: candidate names come from one scan of the reversed text, each value's
+end is found by a bounded search on its own line, and a candidate inside a value already
+replaced is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from wayline.redaction.redact_rules import REDACTED
+from wayline.redaction.secret_names import is_expression, is_prose, split_key
+
+__all__ = ["apply_assignments", "names_before_separators"]
+
+# The name, its closing quote (a JSON/dict key), and the separator.
+_HEAD = re.compile(
+    r"""(?P<name>[A-Za-z_][\w.\-]*+)(?P<q1>\\*+["'`])?\)?[ \t]*+"""
+    r"""(?P<sep>:=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])|(?<=[ \t])(?=\\*+["'`]))"""
+    r"""(?P<gap>[ \t]*+)"""
+    r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@["'])?"""
+)
+# An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%])")
+# A glued value: up to whitespace, a quote, a separator, a closing bracket or a JSON escape.
+_BARE = re.compile(r"""(?:[^\s"'`,;&\\)<]|\\(?![nrtbfu"'\\]))+""")
+# Where an unquoted line value stops: a raw or JSON-escaped line break.
+_LINE_END = re.compile(r"\r|\n|\\+[nr]")
+_SCALAR_END = re.compile(r"[,}\]]")
+_QUOTE = re.compile(r"""\\*+["']""")
+_AUTH_WORDS = frozenset({"authorization", "auth"})
+_COMPARISONS = frozenset({"===", "!==", "==", "!="})
+MAX_VALUE = 4096  # a value is looked at this far; longer ones are replaced whole to this end
+
+
+def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A regex over the REVERSED lowercase text: a separator, then a name with a trigger word.
+
+    Scanning reversed text lets the engine skip to each separator at C speed and reject names
+    without a trigger word there; a forward regex would be tried at every word start.
+    """
+    alternatives = "|".join(re.escape(w[::-1]) for w in sorted(words, key=len, reverse=True))
+    return re.compile(
+        r"""(?:[:=,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+)?(?P<name>[\w.\-]*?(?:"""
+        + alternatives
+        + r""")[\w.\-]*+)"""
+    )
+
+
+_ESCAPE_LETTER = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
+
+
+def _name_start(text: str, start: int, end: int) -> int:
+    """A scanned name's start: past an escape's letter (``\\npassword``) and non-ASCII ones."""
+    escape = _ESCAPE_LETTER.match(text, start, end) if text[start - 1 : start] == "\\" else None
+    start = escape.end() if escape is not None else start
+    while start < end and not (text[start] == "_" or "a" <= text[start].lower() <= "z"):
+        start += 1
+    return start
+
+
+class _Lines:
+    """End-of-line positions, found once each while candidates move forward."""
+
+    __slots__ = ("end", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.end = -1
+
+    def after(self, pos: int) -> int:
+        if self.end < pos:
+            found = _LINE_END.search(self.text, pos)
+            self.end = found.start() if found is not None else len(self.text)
+        return self.end
+
+
+def _closing(text: str, quote: str, start: int, stop: int) -> int:
+    """Where the quote opened as ``quote`` closes before ``stop``; -1 when it does not."""
+    bare = quote[-1]
+    slashes = len(quote) - 1
+    pos = start
+    while True:
+        found = text.find(bare, pos, stop)
+        if found < 0:
+            return -1
+        run = 0
+        while found - run - 1 >= start and text[found - run - 1] == "\\":
+            run += 1
+        if run == slashes:
+            return found - slashes
+        pos = found + 1
+
+
+def _quoted_strings(text: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """The spans of the quoted strings' contents in ``text[start:stop]``."""
+    spans = []
+    pos = start
+    while pos < stop:
+        m = _QUOTE.search(text, pos, stop)
+        if m is None:
+            break
+        end = _closing(text, m.group(), m.end(), stop)
+        if end < 0:
+            break
+        spans.append((m.end(), end))
+        pos = end + len(m.group())
+    return spans
+
+
+def _value_span(
+    text: str, m: re.Match[str], lines: _Lines, name_quoted: str | None
+) -> tuple[int, int, bool] | None:
+    """(start, end, quoted) of the value after the separator, or None for no value."""
+    start = m.end()
+    eol = lines.after(start)
+    stop = min(eol, start + MAX_VALUE)
+    q2 = m.group("q2")
+    if q2:
+        quote = q2.lstrip("fbr@") or q2
+        end = _closing(text, quote, start, stop)
+        return (start, stop if end < 0 else end, True)
+    sep = m.group("sep")
+    if sep in _COMPARISONS or sep in (",", ""):
+        return None  # only a quoted literal is compared or passed as a second argument
+    if sep == ":" or (sep == "=" and m.group("gap")) or sep == "?=":
+        # To the end of the line; inside a string, to its closing quote.
+        end = stop
+        before = text[m.start("name") - 1 : m.start("name")]
+        enclosing = name_quoted or (before if before in ("'", '"', "`") else "")
+        if not enclosing and m.start("name") > 0:
+            # -H "Authorization: Bearer …": a string opened before the name on its line
+            reach = max(m.start("name") - 200, 0)
+            line_start = max(text.rfind("\n", reach, m.start("name")), reach)
+            opened = text[line_start : m.start("name")]
+            enclosing = next((q for q in ('"', "'") if opened.count(q) % 2), "")
+        if enclosing:
+            closing = text.find(enclosing, start, end)
+            if closing >= 0:
+                end = closing
+                while end > start and text[end - 1] == "\\":
+                    end -= 1
+        if name_quoted:  # a JSON or dict key: a scalar ends at , } ]
+            scalar_end = _SCALAR_END.search(text, start, end)
+            end = scalar_end.start() if scalar_end is not None else end
+        while end > start and text[end - 1] in " \t":
+            end -= 1
+        return (start, end, False) if end > start else None
+    found = _BARE.match(text, start, stop)
+    return (start, found.end(), False) if found is not None else None
+
+
+def apply_assignments(
+    text: str, names: re.Pattern[str], is_sensitive: Callable[[str], bool]
+) -> str:
+    """Replace the values of every sensitive ``name <sep> value`` in ``text``."""
+    size = len(text)
+    backwards = text[::-1].lower()
+    if len(backwards) != size:  # a few characters lowercase to two; keep offsets aligned
+        backwards = "".join(c.lower() if len(c.lower()) == 1 else c for c in text[::-1])
+    starts = sorted(
+        {
+            _name_start(text, size - m.end("name"), size - m.start("name"))
+            for m in names.finditer(backwards)
+        }
+    )
+    out: list[str] = []
+    pos = 0
+    lines = _Lines(text)
+    for j in starts:
+        if j < pos:
+            continue  # inside a value already replaced
+        m = _HEAD.match(text, j)
+        if m is None or not is_sensitive(m.group("name")):
+            continue
+        q1 = m.group("q1")
+        span = _value_span(text, m, lines, q1[-1] if q1 else None)
+        if span is None:
+            continue
+        start, end, quoted = span
+        if m.group("open") and not quoted:
+            continue  # a call: password=(...) with no string in it
+        spans = [(start, end)]
+        if m.group("open") and m.group("q2"):
+            # auth=("admin", "secret"): the strings after the first of the tuple
+            close = text.find(")", start, lines.after(start))
+            if close >= 0:
+                strings = _quoted_strings(text, m.start("q2"), close)
+                spans = strings[1:] if len(strings) > 1 else strings
+        kept: list[tuple[int, int]] = []
+        for a, b in spans:
+            a = _after_scheme(text, m.group("name"), a, b, quoted)
+            value = text[a:b]
+            if not value or value.startswith(REDACTED):
+                continue
+            secret_len = _judge(m.group("name"), value, quoted, text, b, m.group("sep"))
+            if secret_len is None:
+                continue
+            b = a + secret_len  # the secret part may be the first word only
+            if quoted and (m.group("q2") or "")[:1] == "f" and "{" in value:
+                continue  # an f-string builds the value from variables
+            kept.append((a, b))
+        for a, b in kept:
+            if a < pos:
+                continue
+            out.append(text[pos:a])
+            out.append(REDACTED)
+            pos = b
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _after_scheme(text: str, name: str, start: int, end: int, quoted: bool) -> int:
+    """Past an authorization value's scheme word: ``Authorization: Splunk <redacted>``."""
+    words = split_key(name)
+    if not words or words[-1] not in _AUTH_WORDS:
+        return start
+    scheme = _SCHEME.match(text, start, end)
+    return scheme.end() if scheme is not None else start
+
+
+_FIRST = re.compile(r"\S+")
+# Words that start an expression: "token = await fetch()", "password = new Secret(…)".
+_CODE_STARTS = frozenset(
+    {"await", "new", "yield", "lambda", "not", "return", "typeof", "function", "async", "if"}
+)
+
+
+def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -> int | None:
+    """How much of the value is secret (its length, or the first word's in prose), or None
+    when it only refers to a secret (an expression, a placeholder, a sentence)."""
+    if quoted:
+        return None if is_expression(value, quoted=True, name=name) else len(value)
+    if is_expression(value, quoted=True):
+        return None  # a placeholder: ${{ secrets.X }}, $TOKEN, <your-token>
+    first = _FIRST.match(value)
+    head = first.group() if first is not None else value
+    rest = text[end : end + 400]
+    if head != value and head[-1] in ",;":
+        head = value = head[:-1]  # a list of parameters or fields: "password: str, token: …"
+    if head == value:
+        if is_expression(value, name=name, rest=rest, annotation=sep == ":"):
+            return None
+        return len(value)
+    after = value[len(head) :].lstrip()
+    # "token: Token = Depends(get_token)": the first word is code, so the line is code.
+    code_like = after[:1] in ("=", "|", "-", "[", "(", "#", "/") or after.startswith("->")
+    if (code_like or head in _CODE_STARTS or not head.isalnum()) and is_expression(
+        head, name=name, rest=value[len(head) :] + rest
+    ):
+        return None
+    if head in _CODE_STARTS:
+        return None
+    if is_prose(value):
+        return None  # "credentials: An optional CallCredentials for the RPC."
+    if is_prose(after) and not is_expression(head, name=name, rest=rest):
+        return len(head)  # "X-Api-Key: 6967… in the logs, please rotate it."
+    return len(value)

@@ -1,0 +1,309 @@
+"""Redaction measured on text the project did not write: leaks, alterations, ids, time.
+
+Corpora (see README.md in this directory for their sources):
+
+- ``scanner_cases()``: the rule tests of gitleaks and detect-secrets (``scanner_cases.json``),
+  true positives with their secret part, and the scanners' own false positives;
+- ``benign_lines()``: every line of the ``.py .md .toml .yaml .json`` files of the packages
+  installed next to wayline (its virtualenv's site-packages), read at run time; ``step``
+  keeps one line in ``step``, chosen by a hash of the file and line number (deterministic);
+- ``tool_call_ids()``: provider-shaped tool-call ids with seeded random bodies.
+
+``python tests/reliability/corpus/measure.py [--step N]`` prints every figure by family and
+by source; the tests in ``tests/reliability/test_secrets.py`` and ``tests/redaction`` assert
+the goals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import string
+import sys
+import sysconfig
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wayline.redaction import redact_text, sanitize
+
+HERE = Path(__file__).resolve().parent
+SUFFIXES = (".py", ".md", ".toml", ".yaml", ".json")
+# The families whose goal is no leak at all.
+ZERO_LEAK_FAMILIES = frozenset(
+    {"private_key", "cloud", "vcs", "ai_provider", "database_url", "auth_header"}
+)
+FRAGMENT = 0.4  # a surviving run of this share of a secret counts as a leak
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One scanner test case: its text, the part that must vanish (None: none), its labels."""
+
+    source: str
+    rule: str
+    family: str
+    text: str
+    secret: str | None
+
+
+def scanner_cases() -> list[Case]:
+    """Every case of ``scanner_cases.json``, in file order."""
+    data = json.loads((HERE / "scanner_cases.json").read_text(encoding="utf-8"))
+    return [Case(d["source"], d["rule"], d["family"], d["text"], d["secret"]) for d in data]
+
+
+def needle(secret: str) -> str:
+    """The part of a case's secret that identifies it: a URL's random path part, else all."""
+    if "://" in secret:
+        parts = [p for p in secret.split("://", 1)[1].split("/")[1:] if p]
+        if parts:
+            return max(parts, key=len)
+    return secret
+
+
+def site_packages() -> Path:
+    """The site-packages directory of the running interpreter's environment."""
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def benign_lines(step: int = 1) -> Iterator[tuple[str, str]]:
+    """(``package/path:line``, text) of every ``step``-th non-blank line of installed packages."""
+    root = site_packages()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("wayline"):
+            continue  # our own code is no outside text
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            if step > 1:
+                digest = hashlib.blake2b(f"{rel}:{number}".encode(), digest_size=4).digest()
+                if int.from_bytes(digest, "big") % step:
+                    continue
+            yield f"{rel}:{number}", line
+
+
+_B62 = string.ascii_letters + string.digits
+
+
+def tool_call_ids(count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """(kind, id): OpenAI ``call_…``, Anthropic ``toolu_…``, uuid4 and other provider ids."""
+    rng = random.Random(seed)
+
+    def body(n: int, alphabet: str = _B62) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    makers: dict[str, Callable[[], str]] = {
+        "openai call_": lambda: "call_" + body(24),
+        "anthropic toolu_": lambda: "toolu_01" + body(22),
+        "anthropic srvtoolu_": lambda: "srvtoolu_01" + body(22),
+        "openai responses fc_": lambda: "fc_" + body(48, "0123456789abcdef"),
+        "mistral 9-char": lambda: body(9),
+        "uuid4": lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        "gemini function id": lambda: "function-call-" + body(20, string.digits),
+    }
+    return [(kind, make()) for _ in range(count) for kind, make in makers.items()]
+
+
+def _windows(secret: str) -> list[str]:
+    size = max(1, math.ceil(FRAGMENT * len(secret)))
+    return [secret[i : i + size] for i in range(len(secret) - size + 1)]
+
+
+def leaked(secret: str, context: str, output: str) -> bool:
+    """True when ``secret`` or a run of 40% of it survives in ``output`` (runs that the context
+    around the secret also holds do not count: they are not the secret's)."""
+    if secret in output:
+        return True
+    return any(w in output and w not in context for w in _windows(secret))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def exported(text: str) -> str:
+    """Every string exporters write for ``text`` in the places a session carries it."""
+    payloads = [
+        {"role": "user", "content": text},
+        {"tool_calls": [{"function": {"name": "terminal", "arguments": json.dumps({"c": text})}}]},
+        {"role": "tool", "content": f"$ cat config\n{text}\nexit 0"},
+    ]
+    leaves = [s for p in payloads for s in _strings(sanitize(p))]
+    leaves.append(redact_text(text))
+    decoded = []
+    for leaf in leaves:
+        decoded.append(leaf)
+        if leaf.startswith("{"):
+            try:
+                decoded.extend(_strings(json.loads(leaf)))
+            except ValueError:
+                pass
+    return "\n\x00\n".join(decoded)
+
+
+@dataclass
+class Tally:
+    """Counts per label: cases and misses."""
+
+    cases: Counter[str]
+    misses: Counter[str]
+
+    @classmethod
+    def new(cls) -> Tally:
+        """An empty tally."""
+        return cls(Counter(), Counter())
+
+    def add(self, label: str, missed: bool) -> None:
+        """Count one case under ``label``."""
+        self.cases[label] += 1
+        self.misses[label] += missed
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        """(label, misses, cases), sorted by label."""
+        return [(k, self.misses[k], self.cases[k]) for k in sorted(self.cases)]
+
+
+@dataclass
+class SecretFigures:
+    """Leaks of the scanner true positives and alterations of their false positives."""
+
+    by_family: Tally
+    by_source: Tally
+    leaks: list[Case]
+    fp_altered: Tally
+
+
+def measure_secrets(cases: list[Case] | None = None) -> SecretFigures:
+    """Run every scanner case through the exported embeddings."""
+    figures = SecretFigures(Tally.new(), Tally.new(), [], Tally.new())
+    for case in scanner_cases() if cases is None else cases:
+        source = case.source.split(":")[0]
+        if case.secret is None:
+            figures.fp_altered.add(source, redact_text(case.text) != case.text)
+            continue
+        secret = needle(case.secret)
+        context = case.text.replace(case.secret, "\x00")
+        missed = leaked(secret, context, exported(case.text))
+        figures.by_family.add(case.family, missed)
+        figures.by_source.add(source, missed)
+        if missed:
+            figures.leaks.append(case)
+    return figures
+
+
+def measure_benign(step: int) -> tuple[int, list[tuple[str, str, str]]]:
+    """(lines checked, [(where, line, redacted)]) for the installed packages' lines."""
+    total = 0
+    altered: list[tuple[str, str, str]] = []
+    for where, line in benign_lines(step):
+        total += 1
+        out = redact_text(line)
+        if out != line:
+            altered.append((where, line, out))
+    return total, altered
+
+
+def measure_ids(count: int) -> list[tuple[str, str]]:
+    """The tool-call ids that any exported position alters."""
+    bad = []
+    for kind, ident in tool_call_ids(count):
+        payload = {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": ident, "type": "function", "function": {"name": "x"}}],
+                },
+                {"role": "tool", "tool_call_id": ident, "content": "ok"},
+                {"type": "tool_use", "id": ident, "name": "x", "input": {}},
+                {"type": "tool_result", "tool_use_id": ident, "content": f"result of {ident}"},
+            ],
+            "text": f"calling {ident} now",
+        }
+        if json.dumps(sanitize(payload)).count(ident) != 6:
+            bad.append((kind, ident))
+    return bad
+
+
+def adversarial(size: int) -> dict[str, str]:
+    """Texts of ``size`` chars built to make a backtracking or rescanning rule slow."""
+    units = {
+        "repeated key:": "key:",
+        "repeated password=": "password=",
+        "repeated token: ": "token: ",
+        "separators": ":=:=\"'\\",
+        "BEGIN without END": "-----BEGIN RSA PRIVATE KEY-----\n",
+        "quotes after keys": 'secret="',
+        "auth schemes": "Authorization: Bearer ",
+        "url userinfo": "https://u:p",
+        "flags": "--password ",
+        "random run": "aB3dE5gH7jK9",
+        "escaped newlines": "api_key\\n",
+        "open calls": "token=f(",
+    }
+    return {name: (unit * (size // len(unit) + 1))[:size] for name, unit in units.items()}
+
+
+def time_adversarial(size: int) -> dict[str, float]:
+    """Seconds ``redact_text`` takes on each adversarial text of ``size`` chars."""
+    out = {}
+    for name, text in adversarial(size).items():
+        start = time.perf_counter()
+        redact_text(text)
+        out[name] = time.perf_counter() - start
+    return out
+
+
+def _print_tally(title: str, tally: Tally) -> None:
+    print(f"\n{title}")
+    for label, misses, cases in tally.rows():
+        print(f"  {label:<28} {misses:>5} / {cases:<5} ({100 * misses / max(cases, 1):.1f}%)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print every figure."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--step", type=int, default=20, help="keep one benign line in STEP")
+    parser.add_argument("--show", type=int, default=30, help="examples to print")
+    args = parser.parse_args(argv)
+    figures = measure_secrets()
+    _print_tally("secrets leaked, by family", figures.by_family)
+    _print_tally("secrets leaked, by source", figures.by_source)
+    _print_tally("scanner false positives altered, by source", figures.fp_altered)
+    for case in figures.leaks[: args.show]:
+        print(f"  LEAK {case.family} {case.rule}: {case.text[:110]!r}")
+    total, altered = measure_benign(args.step)
+    print(f"\nbenign lines altered: {len(altered)} / {total} ({100 * len(altered) / total:.3f}%)")
+    for where, line, out in altered[: args.show]:
+        print(f"  {where}: {line.strip()[:90]!r}\n    -> {out.strip()[:90]!r}")
+    bad = measure_ids(50)
+    print(f"\ntool-call ids altered: {len(bad)} / {len(tool_call_ids(50))}")
+    print(Counter(kind for kind, _ in bad))
+    for size in (50_000, 1_000_000):
+        worst = max(time_adversarial(size).items(), key=lambda kv: kv[1])
+        print(f"adversarial {size} chars: worst {worst[0]!r} {worst[1]:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
