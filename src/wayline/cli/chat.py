@@ -93,6 +93,9 @@ def chat(
     except ConfigError as exc:
         say_error(str(exc))
         sys.exit(EXIT_USAGE)
+    except (RecursionError, ValueError) as exc:  # a config nested too deeply, a bad value
+        say_error(f"cannot start the agent: {type(exc).__name__}: {exc}")
+        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

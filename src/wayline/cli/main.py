@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from wayline.cli.errors import EXIT_FAILED, fail
+from wayline.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail
 
 # name -> "module:attribute" of a click.Command; imported on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -44,6 +44,42 @@ class _LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def main(  # type: ignore[override]
+        self,
+        args: list[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's main, with click's own errors in wayline's form: ``error:`` on stderr.
+
+        Usage errors keep click's usage and help hint lines before the one ``error:`` line.
+        """
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.format_message(), err=True)  # a bare group prints its help
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            if exc.ctx is not None:
+                click.echo(exc.ctx.get_usage(), err=True)
+                hint = exc.ctx.help_option_names[0] if exc.ctx.help_option_names else "--help"
+                click.echo(f"Try '{exc.ctx.command_path} {hint}' for help.", err=True)
+            fail(exc.format_message(), exc.exit_code)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            # The reader went away (``wayline … | head``): stop quietly, as a pipeline expects.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_FAILED)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; an exception no command handled is one ``error:`` line, exit 1.
 
@@ -53,6 +89,8 @@ class _LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
             raise
         except Exception as exc:
             if os.environ.get("WAYLINE_DEBUG") == "1":

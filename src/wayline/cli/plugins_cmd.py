@@ -17,6 +17,8 @@ def load_manager() -> PluginManager:
         return PluginManager(wayline_home())
     except ConfigError as exc:
         fail(str(exc))
+    except (RecursionError, ValueError) as exc:  # YAML nested too deeply, a huge integer
+        fail(f"{wayline_home() / 'config.yaml'}: cannot read: {type(exc).__name__}: {exc}")
 
 
 @click.group()
@@ -64,8 +66,7 @@ def _switch(name: str, *, enable: bool) -> None:
     try:
         manifest = manager.resolve(name)
     except LookupError as exc:
-        fail(str(exc.args[0]), 1)
-        return
+        fail(str(exc.args[0]))  # an unknown name is bad input: exit 2
     aliases = (manifest.name, manifest.leaf)
     try:
         path = update_plugin_lists(
@@ -76,7 +77,6 @@ def _switch(name: str, *, enable: bool) -> None:
         )
     except ConfigError as exc:
         fail(str(exc))
-        return
     verb = "enabled" if enable else "disabled"
     click.echo(f"✓ Plugin {manifest.key} {verb} in {path}. Takes effect on next session.")
 

@@ -44,6 +44,10 @@ def serve_model(script_path: str, port: int, host: str, verbose: bool) -> None:
         script = load_script(script_path)
     except ScriptError as exc:
         fail(str(exc))
+    except (RecursionError, ValueError) as exc:  # deep nesting, a huge integer
+        from wayline.trajectory.load import json_problem
+
+        fail(f"{script_path}: cannot read script: {json_problem(exc)}")
 
     def report(entry: RecordedRequest) -> None:
         click.echo(_describe(entry), err=True)

@@ -8,6 +8,7 @@ names the file and the field (``steps[3].tool_calls[0].function_name``).
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -127,6 +128,9 @@ def json_problem(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {_short(exc)}"
 
 
+_ATIF_OPENING = re.compile(rb'^\{\s*"schema_version"\s*:\s*"ATIF')
+
+
 def sniff_kind(path: Path) -> str | None:
     """``"atif"`` or ``"atof"`` when the start of a file shows which it is, else ``None``.
 
@@ -144,7 +148,8 @@ def sniff_kind(path: Path) -> str | None:
     try:
         value = json.loads(first)
     except (ValueError, RecursionError):
-        return None
+        # A one-line document longer than the head: its opening keys still tell.
+        return "atif" if _ATIF_OPENING.match(first) else None
     if not isinstance(value, dict):
         return None
     if "steps" in value or str(value.get("schema_version", "")).startswith("ATIF"):

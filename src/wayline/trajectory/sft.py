@@ -54,8 +54,10 @@ class Export:
 def is_completed(traj: Mapping[str, Any]) -> bool:
     """Whether a trajectory ended with a final answer.
 
-    Its last step (copied context aside) is an agent step with text and no tool calls, and no
-    model invocation recorded an error status.
+    Its last agent message is a text answer without tool calls that no user step follows, and
+    no model invocation recorded an error status. System steps after the answer (Hermes with
+    Relay records its ``hermes.turn.end`` and ``hermes.session.end`` marks as steps) and copied
+    context do not count.
     """
     steps = [s for s in steps_of(traj) if s.get("is_copied_context") is not True]
     for step in steps:
@@ -63,6 +65,8 @@ def is_completed(traj: Mapping[str, Any]) -> bool:
         invocation = extra.get("invocation") if isinstance(extra, Mapping) else None
         if isinstance(invocation, Mapping) and invocation.get("status") in ("error", "failed"):
             return False
+    while steps and steps[-1].get("source") == "system":
+        steps.pop()
     if not steps:
         return False
     last = steps[-1]
