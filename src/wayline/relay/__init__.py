@@ -33,6 +33,24 @@ from wayline.relay import (
     subscribers,
     tools,
 )
+from wayline.relay._not_ported import (
+    OpenTelemetryConfig,
+    OpenTelemetryFileSinkConfig,
+    OpenTelemetryLogConfig,
+    OpenTelemetryLogSubscriber,
+    OpenTelemetryMetricConfig,
+    OpenTelemetryMetricSubscriber,
+    OpenTelemetryRuntimeDiagnostic,
+    OpenTelemetryRuntimeDiagnostics,
+    OpenTelemetrySubscriber,
+)
+from wayline.relay._scopes.bindings import ScopeStackVar
+from wayline.relay._scopes.metrics import (
+    MetricKind,
+    MetricMeasurement,
+    MetricTemporality,
+    MetricValueType,
+)
 from wayline.relay.atof import (
     AtofExporter,
     AtofExporterConfig,
@@ -144,6 +162,19 @@ __all__ = [
     "LlmStreamExecutionIntercept",
     "LogSeverity",
     "MarkEvent",
+    "MetricKind",
+    "MetricMeasurement",
+    "MetricTemporality",
+    "MetricValueType",
+    "OpenTelemetryConfig",
+    "OpenTelemetryFileSinkConfig",
+    "OpenTelemetryLogConfig",
+    "OpenTelemetryLogSubscriber",
+    "OpenTelemetryMetricConfig",
+    "OpenTelemetryMetricSubscriber",
+    "OpenTelemetryRuntimeDiagnostic",
+    "OpenTelemetryRuntimeDiagnostics",
+    "OpenTelemetrySubscriber",
     "PendingMarkSpec",
     "PropagationContext",
     "ScopeAttributes",
@@ -188,6 +219,9 @@ __all__ = [
     "use_scope_stack",
 ]
 
+# Relay's ContextVar-like handle on the current stack (its tests and some callers set it).
+_scope_stack_var = ScopeStackVar()
+
 
 def __getattr__(name: str) -> Any:
     # The ATIF exporter lives in its own subpackage, which itself builds on this package:
@@ -196,7 +230,13 @@ def __getattr__(name: str) -> Any:
         from wayline.relay.atif import AtifExporter
 
         return AtifExporter
-    if name in ("observability", "adaptive"):  # config helpers, imported on first use
+    if name in (
+        "observability",
+        "adaptive",
+        "plugin",
+        "utils",
+        "_native",
+    ):  # config helpers, imported on first use
         import importlib
 
         return importlib.import_module(f"wayline.relay.{name}")

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
+from wayline.relay._codecs.oci import OCIGenAIChatCodec
 from wayline.relay.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse, text_of
 from wayline.relay.codec_support import floats
 from wayline.relay.codecs_anthropic import AnthropicMessagesCodec
@@ -31,6 +32,7 @@ __all__ = [
     "GeminiGenerateContentCodec",
     "LlmCodec",
     "LlmResponseCodec",
+    "OCIGenAIChatCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
 ]

@@ -15,6 +15,7 @@ import json
 from typing import Any, ClassVar, Final, TypeAlias
 
 from wayline.relay import subscribers as _subs
+from wayline.relay._scopes.severity import SEVERITY_KEY, LogSeverity
 from wayline.relay.jsonfmt import dumps, encode_str
 from wayline.relay.timefmt import format_ns, parse_timestamp_ns
 
@@ -264,6 +265,16 @@ class MarkEvent(_EventBase):
         self._line = None
         self._bytes = None
         self._timestamp = None
+
+    @property
+    def severity(self) -> LogSeverity | None:
+        """The severity ``scope.event(..., severity=)`` recorded in the metadata, if any."""
+        metadata = self.metadata
+        value = metadata.get(SEVERITY_KEY) if isinstance(metadata, dict) else None
+        try:
+            return None if value is None else LogSeverity(value)
+        except ValueError:
+            return None
 
     def _render(self) -> str:
         category, profile, data, schema, metadata = (

@@ -134,8 +134,8 @@ def allowed(kind: str, name: str) -> bool:
         except Exception:
             if gate_name not in state.failed_gates:
                 state.failed_gates.add(gate_name)
-                _log.exception("registration gate %r failed; skipping %r", gate_name, name)
-            return False
+                _log.exception("registration gate %r failed; keeping %r active", gate_name, name)
+            continue  # a failing gate fails open: the registration keeps running
         if verdict is not None:
             return False
     return True

@@ -13,7 +13,8 @@ causal chain (or a root-level custom scope whose metadata has ``nemo_relay_scope
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
 from types import TracebackType
@@ -21,6 +22,7 @@ from typing import Any, Final
 
 from wayline.relay import registrations as _reg
 from wayline.relay import subscribers as _subs
+from wayline.relay._scopes.metrics import METRIC_SCHEMA, MetricMeasurement, metric_mark_data
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ScopeAttributes, ScopeType, attribute_bits
 from wayline.relay.events import MarkEvent, ScopeEvent, merge_json
@@ -29,7 +31,7 @@ from wayline.relay.stacks import ScopeStack, _stack
 from wayline.relay.timefmt import datetime_to_ns
 from wayline.relay.uuid7 import uuid7_at
 
-__all__ = ["event", "get_handle", "pop", "push", "scope"]
+__all__ = ["event", "get_handle", "metric", "pop", "push", "scope"]
 
 SEVERITY_METADATA_KEY: Final = "nemo_relay.log.severity"
 SEVERITIES: Final = frozenset({"trace", "debug", "info", "warn", "error"})
@@ -321,6 +323,26 @@ def event(
         )
 
 
+def metric(
+    name: str,
+    measurements: Sequence[MetricMeasurement],
+    *,
+    handle: ScopeHandle | None = None,
+    metadata: Json | None = None,
+    timestamp: datetime | None = None,
+) -> None:
+    """Emit a validated group of metric recordings as one mark; ``ValueError`` rejects all."""
+    data = metric_mark_data(measurements)
+    event(
+        name,
+        handle=handle,
+        data=data,
+        data_schema=METRIC_SCHEMA,
+        metadata=metadata,
+        timestamp=timestamp,
+    )
+
+
 class scope:
     """``with scope.scope(name, ScopeType.X) as handle:`` — push on entry, pop on exit.
 
@@ -395,6 +417,11 @@ class scope:
             status = {"otel.status_code": "OK"}
         elif isinstance(exc, Exception):
             status = {"otel.status_code": "ERROR", "otel.status_description": str(exc)}
+        elif isinstance(exc, asyncio.CancelledError):  # a cancelled task: its message, if any
+            status = {
+                "otel.status_code": "ERROR",
+                "otel.status_description": str(exc) or "cancelled",
+            }
         else:
             status = {"otel.status_code": "UNSET"}
         pop(pushed, metadata=status, timestamp=self._end_timestamp)

@@ -26,11 +26,7 @@ class ScopeStack:
         self.top = root if top is None else top
 
     def __repr__(self) -> str:
-        depth = 0
-        node: ScopeHandle | None = self.top
-        while node is not None and not node._is_root:
-            depth, node = depth + 1, node._below
-        return f"<ScopeStack root={self.root.uuid} depth={depth}>"
+        return "<ScopeStack>"  # as Relay: the root and top are not part of its identity
 
 
 _stack: ContextVar[ScopeStack | None] = ContextVar("wayline_relay_scope_stack", default=None)

@@ -7,9 +7,9 @@ resolve unchanged. Callbacks may return their value or an awaitable of it everyw
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from enum import Enum
 from typing import Any, Literal, TypeAlias, TypedDict
 
+from wayline.relay._scopes.severity import LogSeverity
 from wayline.relay.datatypes import LLMRequest, ToolExecutionResult
 from wayline.relay.events import Event
 from wayline.relay.outcomes import (
@@ -23,16 +23,6 @@ JsonPrimitive: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = JsonPrimitive | list["JsonValue"] | dict[str, "JsonValue"]
 JsonObject: TypeAlias = dict[str, JsonValue]
 UnsupportedBehavior: TypeAlias = Literal["ignore", "warn", "error"]
-
-
-class LogSeverity(Enum):
-    """Severity of a mark (``scope.event(..., severity=)``), recorded in its metadata."""
-
-    Trace = "trace"
-    Debug = "debug"
-    Info = "info"
-    Warn = "warn"
-    Error = "error"
 
 
 class DataSchema(TypedDict):

@@ -1,0 +1,1 @@
+"""Provider codecs: the implementation behind ``wayline.relay.codecs``."""

@@ -1,0 +1,1 @@
+"""Scopes, marks and metrics: the implementation behind ``wayline.relay.scope``."""
