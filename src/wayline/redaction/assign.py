@@ -21,6 +21,7 @@ replaced is skipped.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -31,7 +32,7 @@ __all__ = ["apply_assignments", "names_before_separators"]
 
 # The name, its closing quote (a JSON/dict key), and the separator.
 _HEAD = re.compile(
-    r"""(?P<name>[A-Za-z_][\w.\-]*+)(?P<q1>\\*+["'`])?\)?[ \t]*+"""
+    r"""(?P<name>[A-Za-z_][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?\)?[ \t]*+"""
     r"""(?P<sep>:=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])|(?<=[ \t])(?=\\*+["'`]))"""
     r"""(?P<gap>[ \t]*+)"""
     r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@["'])?"""
@@ -43,10 +44,17 @@ _BARE = re.compile(r"""(?:[^\s"'`,;&\\)<]|\\(?![nrtbfu"'\\]))+""")
 # Where an unquoted line value stops: a raw or JSON-escaped line break.
 _LINE_END = re.compile(r"\r|\n|\\+[nr]")
 _SCALAR_END = re.compile(r"[,}\]]")
+# A line value's text up to a closing bracket it did not open (one nesting level is enough
+# for "f(a, b)" or "[x]" inside a value; deeper text simply runs to the line's end).
+_UNOPENED = re.compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
 _QUOTE = re.compile(r"""\\*+["']""")
 _AUTH_WORDS = frozenset({"authorization", "auth"})
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
-MAX_VALUE = 4096  # a value is looked at this far; longer ones are replaced whole to this end
+MAX_VALUE = 4096  # a quoted value is looked at this far; longer ones are replaced to this end
+# A line value ("key: value" to the end of the line) is at most this long: a longer line holds
+# more than one value (minified code, a long sentence), so only its first word is the value.
+LINE_VALUE = 256
+BARE_VALUE = 1024  # an unquoted word is looked at this far
 
 
 def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -55,14 +63,22 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
     Scanning reversed text lets the engine skip to each separator at C speed and reject names
     without a trigger word there; a forward regex would be tried at every word start.
     """
-    alternatives = "|".join(re.escape(w[::-1]) for w in sorted(words, key=len, reverse=True))
+    # A bare "key" or "pass" holds no credential ("key: value" tables): they need a qualifier.
+    alternatives = "|".join(
+        (
+            rf"(?:(?<=[\w.\-]){re.escape(w[::-1])}|{re.escape(w[::-1])}(?=[\w.\-]))"
+            if w in _QUALIFIED
+            else re.escape(w[::-1])
+        )
+        for w in sorted(words, key=len, reverse=True)
+    )
     return re.compile(
-        r"""(?:[:=,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+)?(?P<name>[\w.\-]*?(?:"""
-        + alternatives
-        + r""")[\w.\-]*+)"""
+        r"""(?:=[=!]*+|[:,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
+        r"""(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
     )
 
 
+_QUALIFIED = frozenset({"key", "pass"})
 _ESCAPE_LETTER = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
 
 
@@ -125,21 +141,20 @@ def _quoted_strings(text: str, start: int, stop: int) -> list[tuple[int, int]]:
 
 
 def _value_span(
-    text: str, m: re.Match[str], lines: _Lines, name_quoted: str | None
+    text: str, m: re.Match[str], lines: _Lines, name_quoted: str | None, sep: str, q2: str | None
 ) -> tuple[int, int, bool] | None:
     """(start, end, quoted) of the value after the separator, or None for no value."""
     start = m.end()
     eol = lines.after(start)
     stop = min(eol, start + MAX_VALUE)
-    q2 = m.group("q2")
     if q2:
         quote = q2.lstrip("fbr@") or q2
         end = _closing(text, quote, start, stop)
         return (start, stop if end < 0 else end, True)
-    sep = m.group("sep")
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument
-    if sep == ":" or (sep == "=" and m.group("gap")) or sep == "?=":
+    line_value = sep == ":" or (sep in ("=", ":=", "=>") and m.group("gap")) or sep == "?="
+    if line_value and eol - start <= LINE_VALUE:
         # To the end of the line; inside a string, to its closing quote.
         end = stop
         before = text[m.start("name") - 1 : m.start("name")]
@@ -156,13 +171,16 @@ def _value_span(
                 end = closing
                 while end > start and text[end - 1] == "\\":
                     end -= 1
+        closer = _UNOPENED.match(text, start, end)  # "{ token = 3 }": the block's "}" stays
+        if closer is not None and closer.end() < end:
+            end = closer.end()
         if name_quoted:  # a JSON or dict key: a scalar ends at , } ]
             scalar_end = _SCALAR_END.search(text, start, end)
             end = scalar_end.start() if scalar_end is not None else end
         while end > start and text[end - 1] in " \t":
             end -= 1
         return (start, end, False) if end > start else None
-    found = _BARE.match(text, start, stop)
+    found = _BARE.match(text, start, min(stop, start + BARE_VALUE))
     return (start, found.end(), False) if found is not None else None
 
 
@@ -174,30 +192,36 @@ def apply_assignments(
     backwards = text[::-1].lower()
     if len(backwards) != size:  # a few characters lowercase to two; keep offsets aligned
         backwards = "".join(c.lower() if len(c.lower()) == 1 else c for c in text[::-1])
-    starts = sorted(
-        {
-            _name_start(text, size - m.end("name"), size - m.start("name"))
-            for m in names.finditer(backwards)
-        }
-    )
+    found: set[int] = set()
+    for found_name in names.finditer(backwards):
+        first, stop = size - found_name.end("name"), size - found_name.start("name")
+        if text[first - 1 : first] == "\\" or not text[first].isalpha():
+            first = _name_start(text, first, stop)
+        # The name the separator follows decides: most candidates end here, in one lookup.
+        if first < stop and is_sensitive(text[first:stop]):
+            found.add(first)
+    starts = sorted(found)
+    if len(starts) > _DENSE_MIN and len(starts) * _DENSE_SPACING > size:
+        return _dense(text, starts)
     out: list[str] = []
     pos = 0
     lines = _Lines(text)
+    judged: dict[tuple[str, str, bool, str], int | None] = {}
     for j in starts:
         if j < pos:
             continue  # inside a value already replaced
         m = _HEAD.match(text, j)
-        if m is None or not is_sensitive(m.group("name")):
+        if m is None:
             continue
-        q1 = m.group("q1")
-        span = _value_span(text, m, lines, q1[-1] if q1 else None)
+        name, q1, sep, opener, q2 = m.group("name", "q1", "sep", "open", "q2")
+        span = _value_span(text, m, lines, q1[-1] if q1 else None, sep, q2)
         if span is None:
             continue
         start, end, quoted = span
-        if m.group("open") and not quoted:
+        if opener and not quoted:
             continue  # a call: password=(...) with no string in it
         spans = [(start, end)]
-        if m.group("open") and m.group("q2"):
+        if opener and q2:
             # auth=("admin", "secret"): the strings after the first of the tuple
             close = text.find(")", start, lines.after(start))
             if close >= 0:
@@ -205,15 +229,29 @@ def apply_assignments(
                 spans = strings[1:] if len(strings) > 1 else strings
         kept: list[tuple[int, int]] = []
         for a, b in spans:
-            a = _after_scheme(text, m.group("name"), a, b, quoted)
+            if _auth_name(name):
+                a = _after_scheme(text, a, b)
             value = text[a:b]
             if not value or value.startswith(REDACTED):
                 continue
-            secret_len = _judge(m.group("name"), value, quoted, text, b, m.group("sep"))
+            # Repeated keys (logs, tables, hostile text) are judged once per call; a value with
+            # a bracket also depends on the text after it, so it is judged each time.
+            key = (
+                name,
+                value if len(value) <= 256 else f"{value[:256]}\x00{len(value)}",
+                quoted,
+                sep,
+            )
+            if "(" in value or "[" in value or len(judged) > 4096:
+                secret_len = _judge(name, value, quoted, text, b, sep)
+            elif key in judged:
+                secret_len = judged[key]
+            else:
+                secret_len = judged[key] = _judge(name, value, quoted, text, b, sep)
             if secret_len is None:
                 continue
             b = a + secret_len  # the secret part may be the first word only
-            if quoted and (m.group("q2") or "")[:1] == "f" and "{" in value:
+            if quoted and (q2 or "")[:1] == "f" and "{" in value:
                 continue  # an f-string builds the value from variables
             kept.append((a, b))
         for a, b in kept:
@@ -228,16 +266,60 @@ def apply_assignments(
     return "".join(out)
 
 
-def _after_scheme(text: str, name: str, start: int, end: int, quoted: bool) -> int:
+# More than one credential name per this many characters is no prose or config a person
+# wrote (a generated or hostile text): each value is then replaced by its shape alone, in one
+# cheap step per name, so the time stays linear with a small constant.
+_DENSE_SPACING = 48
+_DENSE_MIN = 256
+_DENSE = re.compile(
+    r"""[A-Za-z_][\w.\-]*+(?:\[\w*\])?(?:\\*+["'`])?\)?[ \t]*+"""
+    r"""(?::=|=>|\?=|===|!==|==|!=|[:=])[ \t]*+(?:\\*+["'`])?"""
+    r"""(?P<val>[^\s"'`,;&\\)<]{1,1024})"""
+)
+
+
+def _dense(text: str, starts: list[int]) -> str:
+    """Every sensitive name's value replaced, with no judgement of what it is."""
+    out: list[str] = []
+    pos = 0
+    for j in starts:
+        if j < pos:
+            continue
+        m = _DENSE.match(text, j)
+        if m is None:
+            continue
+        a, b = m.span("val")
+        if text.startswith(REDACTED, a):
+            continue
+        out.append(text[pos:a])
+        out.append(REDACTED)
+        pos = b
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _after_scheme(text: str, start: int, end: int) -> int:
     """Past an authorization value's scheme word: ``Authorization: Splunk <redacted>``."""
-    words = split_key(name)
-    if not words or words[-1] not in _AUTH_WORDS:
-        return start
     scheme = _SCHEME.match(text, start, end)
     return scheme.end() if scheme is not None else start
 
 
+@functools.lru_cache(maxsize=1024)
+def _auth_name(name: str) -> bool:
+    words = split_key(name)
+    return bool(words) and words[-1] in _AUTH_WORDS
+
+
 _FIRST = re.compile(r"\S+")
+_LOWER_NAME = re.compile(r"[a-z_ ]+")
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")
+
+
 # Words that start an expression: "token = await fetch()", "password = new Secret(…)".
 _CODE_STARTS = frozenset(
     {"await", "new", "yield", "lambda", "not", "return", "typeof", "function", "async", "if"}
@@ -248,13 +330,15 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
     """How much of the value is secret (its length, or the first word's in prose), or None
     when it only refers to a secret (an expression, a placeholder, a sentence)."""
     if quoted:
+        if sep == "," and (_LOWER_NAME.fullmatch(value) or is_expression(value, name=name)):
+            return None  # ("next_token", "position"): a tuple of names, not a name and value
         return None if is_expression(value, quoted=True, name=name) else len(value)
     if is_expression(value, quoted=True):
         return None  # a placeholder: ${{ secrets.X }}, $TOKEN, <your-token>
     first = _FIRST.match(value)
     head = first.group() if first is not None else value
     rest = text[end : end + 400]
-    if head != value and head[-1] in ",;":
+    if head != value and head[-1] in ",;" and _balanced(head):
         head = value = head[:-1]  # a list of parameters or fields: "password: str, token: …"
     if head == value:
         if is_expression(value, name=name, rest=rest, annotation=sep == ":"):
@@ -263,8 +347,9 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
     after = value[len(head) :].lstrip()
     # "token: Token = Depends(get_token)": the first word is code, so the line is code.
     code_like = after[:1] in ("=", "|", "-", "[", "(", "#", "/") or after.startswith("->")
-    if (code_like or head in _CODE_STARTS or not head.isalnum()) and is_expression(
-        head, name=name, rest=value[len(head) :] + rest
+    called = "(" in head or "[" in head
+    if (code_like or head in _CODE_STARTS or called) and is_expression(
+        head.rstrip(","), name=name, rest=value[len(head) :] + rest
     ):
         return None
     if head in _CODE_STARTS:

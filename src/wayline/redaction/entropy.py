@@ -67,9 +67,19 @@ def looks_random(core: str) -> bool:
     return entropy >= _MIN_ENTROPY * math.log2(min(n, 64))
 
 
+# Provider object ids: tool calls (OpenAI ``call_``, ``fc_``; Anthropic ``toolu_``), messages,
+# responses, runs, files. Ids are structure: a replay needs them, and none is a credential.
+_ID_PREFIX = re.compile(
+    r"(?:call|toolu|srvtoolu|fc|msg|resp|rs|run|thread|asst|req|batch|item|chatcmpl|cmpl"
+    r"|file|ftjob|step|vs|conv|evt|sess|session|trace|span)[_\-]"
+)
+
+
 def _kept(text: str, start: int, core: str) -> bool:
-    """Context that makes a random-looking run no secret: a digest, media data."""
+    """Context that makes a random-looking run no secret: a digest, media data, an id."""
     if _HEXISH.fullmatch(core) is not None or _DIGEST_PREFIX.match(core) is not None:
+        return True
+    if _ID_PREFIX.match(core) is not None:
         return True
     if core.startswith(_MEDIA_HEADS) or text.endswith("base64,", 0, start):
         return True

@@ -110,7 +110,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"ookie(?<=[Cc]ookie)(?:(?<![A-Za-z0-9_\-][Cc]ookie)|(?<=[Ss]et-[Cc]ookie)|"
      + after_escape("[Cc]ookie") + ")"
      r"(?:\\*+[\"'])?[ \t]*+[:=][ \t]*+(?:\\*+[\"'])?"
-     r"(?P<secret>" + _NOT_REDACTED + r"[^\"\\\r\n]+)",
+     r"(?P<secret>" + _NOT_REDACTED + r"(?=[^\"\\\r\n]*[A-Za-z0-9])[^\"\\\r\n]+)",
      ("cookie",), 0),
     ("query_secret_param",
      r"[?&;](?:key|sig|signature|auth|x-amz-signature|x-amz-credential|x-goog-signature"

@@ -223,6 +223,7 @@ _PLACEHOLDER = re.compile(
     \$[{(]?[A-Za-z_]                     # $VAR, ${VAR}, $(command), $_POST
     | \$\{\{ | \$\( | \{\{ | \{% | <%      # ${{ secrets.X }}, {{ var }}, {% ... %}, <%= ... %>
     | %[A-Za-z_]\w*%                     # %VAR% (Windows)
+    | \{[A-Za-z_][\w.()\[\]]*[}!:(]     # {name}, {len(x)}: f-string or format fields
     | <[A-Za-z_][\w .\-]*>               # <redacted>, <your-password>, <TOKEN>
     | [*xX.\u2022]+$                     # a mask: ***, xxxx, ...
     """
@@ -317,10 +318,16 @@ _STOPWORDS = frozenset(
 )  # fmt: skip
 
 
+_ALNUM = re.compile(r"[^\W_]")
+
+
+_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
+
+
 def is_prose(value: str) -> bool:
     """True when a ``key: value`` line's value reads as a sentence (a docstring's parameter
     description), not a passphrase: at least four words, two of them function words."""
-    words = value.lower().split()
+    words = value[:200].lower().split()
     if len(words) < 4 or not words[0].strip(".,;:()").isalpha():
         return False
     return sum(w.strip(".,;:()") in _STOPWORDS for w in words) >= 2
@@ -346,12 +353,10 @@ def is_expression(
     if not value or _PLACEHOLDER.match(value) is not None:
         return True
     stripped = value.rstrip(",;):]}")
-    if len(stripped) <= 3 and not any(c.isalnum() for c in stripped):
-        return True  # punctuation: "getpass('Password: ')" has no value after the colon
-    if not any(c.isalnum() for c in stripped):
-        return True  # no letter or digit: an emoji, a rule line, no credential
+    if _ALNUM.search(stripped) is None:
+        return True  # punctuation ("getpass('Password: ')"), an emoji, a rule line
     if quoted:
-        return False
+        return stripped.strip().lower() in _SCHEMES  # "Basic " + b64encode(...)
     if name is not None and stripped.lower() in {name.lower(), *split_key(name)}:
         return True  # password=password, auth=auth
     if _PASCAL.fullmatch(stripped) is not None or _UPPER_SNAKE.fullmatch(stripped) is not None:
