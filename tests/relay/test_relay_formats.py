@@ -110,11 +110,17 @@ def test_datetime_inputs_are_converted_to_utc_nanoseconds() -> None:
     assert format_ns(datetime_to_ns(before_epoch)) == "1969-12-31T23:59:59.500+00:00"
 
 
-@pytest.mark.parametrize("bad", [datetime(2026, 1, 1), "2026-01-01T00:00:00Z", 1767225600])
-def test_naive_datetimes_and_strings_are_rejected(bad: object) -> None:
-    """Like Relay, only timezone-aware datetimes are accepted as timestamps."""
-    with pytest.raises(TypeError, match="timezone-aware"):
+@pytest.mark.parametrize("bad", ["2026-01-01T00:00:00Z", 1767225600])
+def test_non_datetime_timestamps_are_type_errors(bad: object) -> None:
+    """Like Relay, a timestamp that is not a datetime is a TypeError naming datetime.datetime."""
+    with pytest.raises(TypeError, match=r"datetime\.datetime"):
         datetime_to_ns(bad)
+
+
+def test_naive_datetimes_are_value_errors() -> None:
+    """Like Relay, a naive datetime is a ValueError asking for a timezone-aware one."""
+    with pytest.raises(ValueError, match="timezone-aware"):
+        datetime_to_ns(datetime(2026, 1, 1))
 
 
 def test_timestamp_parsing_accepts_offsets_z_and_integer_micros() -> None:

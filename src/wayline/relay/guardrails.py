@@ -22,7 +22,7 @@ from typing import Any
 
 from wayline.relay import publish as _publish
 from wayline.relay import sanitize as _sanitize
-from wayline.relay.awaiting import resolve
+from wayline.relay.awaiting import resolve, settle
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMRequest
 from wayline.relay.events import emit_mark, emit_scope
@@ -30,10 +30,22 @@ from wayline.relay.handles import ScopeHandle
 from wayline.relay.intercepts import Entry, Registry
 from wayline.relay.scope import current, end_timestamp_ns
 from wayline.relay.status import error_metadata
+from wayline.relay.typing_names import (
+    LlmConditionalExecutionGuardrail,
+    LlmSanitizeRequestGuardrail,
+    LlmSanitizeResponseGuardrail,
+    ToolConditionalExecutionGuardrail,
+    ToolSanitizeGuardrail,
+)
 from wayline.relay.uuid7 import uuid7_at
 
 __all__ = [
     "GuardrailRejected",
+    "LlmConditionalExecutionGuardrail",
+    "LlmSanitizeRequestGuardrail",
+    "LlmSanitizeResponseGuardrail",
+    "ToolConditionalExecutionGuardrail",
+    "ToolSanitizeGuardrail",
     "deregister_llm_conditional_execution",
     "deregister_llm_sanitize_request",
     "deregister_llm_sanitize_response",
@@ -94,17 +106,14 @@ def deregister_tool_conditional_execution(name: str) -> bool:
     return TOOL_CONDITIONAL.deregister(name)
 
 
-def _evaluate(
-    entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...], target: str | None = None
-) -> Any:
+def _open(entry: Entry, parent: ScopeHandle, kind: str, target: str | None) -> tuple[str, int]:
     started = now_ns()
     uuid = uuid7_at(started)
-    root = parent.propagation_root_uuid
     emit_scope(
         "start",
         uuid,
         parent.uuid,
-        root,
+        parent.propagation_root_uuid,
         started,
         entry.name,
         "guardrail",
@@ -113,43 +122,70 @@ def _evaluate(
         {"kind": kind} if target is None else {"kind": kind, "target_name": target},
         None,
     )
-    try:
-        verdict = resolve(entry.fn(*args))
-        if verdict is not None and not isinstance(verdict, str):
-            raise TypeError(
-                f"guardrail {entry.name!r} must return None or a str, not {type(verdict).__name__}"
-            )
-    except Exception as exc:
-        emit_scope(
-            "end",
-            uuid,
-            parent.uuid,
-            root,
-            end_timestamp_ns(started, None),
-            entry.name,
-            "guardrail",
-            (),
-            None,
-            None,
-            error_metadata(None, exc),
-        )
-        raise
-    data: dict[str, Any] = {"allowed": verdict is None, "rejected": verdict is not None}
-    if verdict is not None:
-        data["rejection_reason"] = verdict
+    return uuid, started
+
+
+def _close(
+    entry: Entry,
+    parent: ScopeHandle,
+    opened: tuple[str, int],
+    verdict: Any,
+    exc: Exception | None,
+) -> None:
+    uuid, started = opened
+    data: dict[str, Any] | None = None
+    if exc is None:
+        data = {"allowed": verdict is None, "rejected": verdict is not None}
+        if verdict is not None:
+            data["rejection_reason"] = verdict
     emit_scope(
         "end",
         uuid,
         parent.uuid,
-        root,
+        parent.propagation_root_uuid,
         end_timestamp_ns(started, None),
         entry.name,
         "guardrail",
         (),
         None,
         data,
-        None,
+        None if exc is None else error_metadata(None, exc),
     )
+
+
+def _checked(entry: Entry, verdict: Any) -> str | None:
+    if verdict is not None and not isinstance(verdict, str):
+        raise RuntimeError(
+            f"guardrail {entry.name!r} returned an unexpected type "
+            f"{type(verdict).__name__}: expected None or str"
+        )
+    return verdict
+
+
+def _evaluate(
+    entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...], target: str | None = None
+) -> Any:
+    opened = _open(entry, parent, kind, target)
+    try:
+        verdict = _checked(entry, resolve(entry.fn(*args)))
+    except Exception as exc:
+        _close(entry, parent, opened, None, exc)
+        raise
+    _close(entry, parent, opened, verdict, None)
+    return verdict
+
+
+async def _evaluate_async(
+    entry: Entry, parent: ScopeHandle, kind: str, args: tuple[Any, ...], target: str | None = None
+) -> Any:
+    """:func:`_evaluate` awaiting a coroutine verdict on the caller's event loop."""
+    opened = _open(entry, parent, kind, target)
+    try:
+        verdict = _checked(entry, await settle(entry.fn(*args)))
+    except Exception as exc:
+        _close(entry, parent, opened, None, exc)
+        raise
+    _close(entry, parent, opened, verdict, None)
     return verdict
 
 
@@ -181,6 +217,26 @@ def check_llm(name: str, request: LLMRequest, handle: ScopeHandle | None) -> Non
     parent = current() if handle is None else handle
     for entry in chain:
         reason = _evaluate(entry, parent, "llm_conditional_execution", (_copy(request),))
+        if reason is not None:
+            raise _reject(name, parent, entry, reason)
+
+
+async def check_llm_async(name: str, request: LLMRequest, handle: ScopeHandle | None) -> None:
+    """:func:`check_llm` awaiting coroutine guardrails on the running event loop."""
+    parent = current() if handle is None else handle
+    for entry in LLM_CONDITIONAL.chain:
+        kind = "llm_conditional_execution"
+        reason = await _evaluate_async(entry, parent, kind, (_copy(request),))
+        if reason is not None:
+            raise _reject(name, parent, entry, reason)
+
+
+async def check_tool_async(name: str, args: Json, handle: ScopeHandle | None) -> None:
+    """:func:`check_tool` awaiting coroutine guardrails on the running event loop."""
+    parent = current() if handle is None else handle
+    for entry in TOOL_CONDITIONAL.chain:
+        kind = "tool_conditional_execution"
+        reason = await _evaluate_async(entry, parent, kind, (name, copy.deepcopy(args)), name)
         if reason is not None:
             raise _reject(name, parent, entry, reason)
 
@@ -258,6 +314,7 @@ def deregister_tool_sanitize_response(name: str) -> bool:
 
 def register_llm_sanitize_request(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
     """Register ``fn(request, context) -> LLMRequest | None`` for LLM start payloads."""
+    _sanitize.require_payload_context("LLM sanitize-request guardrail", guardrail)
     _sanitize.LLM_REQUEST.register(name, priority, False, guardrail)
 
 
@@ -268,6 +325,7 @@ def deregister_llm_sanitize_request(name: str) -> bool:
 
 def register_llm_sanitize_response(name: str, priority: int, guardrail: Callable[..., Any]) -> None:
     """Register ``fn(response, context) -> Json | None`` for LLM end payloads."""
+    _sanitize.require_payload_context("LLM sanitize-response guardrail", guardrail)
     _sanitize.LLM_RESPONSE.register(name, priority, False, guardrail)
 
 

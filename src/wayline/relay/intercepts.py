@@ -39,6 +39,11 @@ from wayline.relay.outcomes import (
 )
 
 __all__ = [
+    "LlmExecutionIntercept",
+    "LlmRequestIntercept",
+    "LlmStreamExecutionIntercept",
+    "ToolExecutionIntercept",
+    "ToolRequestIntercept",
     "deregister_llm_execution",
     "deregister_llm_request",
     "deregister_llm_stream_execution",
@@ -53,6 +58,9 @@ __all__ = [
 
 LlmRequestIntercept = Callable[[str, LLMRequest, Any], LLMRequestInterceptOutcome]
 LlmExecutionIntercept = Callable[[str, LLMRequest, LLMExecutionContext, Callable[..., Any]], Any]
+LlmStreamExecutionIntercept = Callable[
+    [str, LLMRequest, LLMExecutionContext, Callable[..., Any]], Any
+]
 ToolRequestIntercept = Callable[[str, Json], Json]
 ToolExecutionIntercept = Callable[
     [ToolExecutionContext, Callable[[Json], ToolExecutionResult[Any]]],
@@ -147,7 +155,9 @@ def deregister_llm_execution(name: str) -> bool:
     return LLM_EXECUTION.deregister(name)
 
 
-def register_llm_stream_execution(name: str, priority: int, fn: LlmExecutionIntercept) -> None:
+def register_llm_stream_execution(
+    name: str, priority: int, fn: LlmStreamExecutionIntercept
+) -> None:
     """Register ``fn(name, request, ctx, next) -> chunks`` around a streaming provider."""
     LLM_STREAM_EXECUTION.register(name, priority, False, fn)
 

@@ -291,24 +291,56 @@ def _intercept(name: str, request: LLMRequest, codec: object) -> tuple[LLMReques
     return request, annotated, marks
 
 
-def request_intercepts(
-    name: str, request: LLMRequest, *, codec: object = None
-) -> LLMRequestInterceptOutcome:
+def request_intercepts(name: str, request: LLMRequest, *, codec: object = None) -> Any:
     """Run the LLM request-intercept chain alone and return its outcome; emits nothing.
 
     The outcome's ``pending_marks`` are returned, never emitted (there is no LLM lifecycle to
     attach them to). ``codec`` (wayline extension) applies the codec rules and returns the
-    encoded provider request.
+    encoded provider request. As in Relay, inside a running event loop the outcome comes back
+    as an awaitable and coroutine intercepts run on the caller's loop.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        final, annotated, marks = _intercept(name, request, codec)
+        return LLMRequestInterceptOutcome(final, annotated, marks)
+    if codec is None and isinstance(request, LLMRequest):
+        return _icpt.run_llm_request_chain_async(name, request, None, False)
     final, annotated, marks = _intercept(name, request, codec)
-    return LLMRequestInterceptOutcome(final, annotated, marks)
+    return _ready(LLMRequestInterceptOutcome(final, annotated, marks))
+
+
+async def _ready(value: Any) -> Any:
+    return value
 
 
 def conditional_execution(
-    name: str, request: LLMRequest, *, handle: ScopeHandle | None = None
-) -> None:
-    """Run the LLM conditional-execution guardrails alone (raises ``GuardrailRejected``)."""
-    _guardrails.check_llm(name, request, handle)
+    name: str | LLMRequest,
+    request: LLMRequest | None = None,
+    *,
+    handle: ScopeHandle | None = None,
+) -> Any:
+    """Run the LLM guardrails alone (``GuardrailRejected`` on rejection).
+
+    ``conditional_execution(request)`` is Relay's form (the rejection mark is then named
+    ``"llm"``); ``conditional_execution(name, request)`` names it. Returns ``None`` outside an
+    event loop and an awaitable inside one, so coroutine guardrails run on the caller's loop.
+    """
+    target: str
+    if request is None:
+        if not isinstance(name, LLMRequest):
+            raise TypeError(f"conditional_execution needs an LLMRequest, not {type(name).__name__}")
+        target, request = "llm", name
+    elif isinstance(name, str):
+        target = name
+    else:
+        raise TypeError(f"the LLM name must be a str, not {type(name).__name__}")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        _guardrails.check_llm(target, request, handle)
+        return None
+    return _guardrails.check_llm_async(target, request, handle)
 
 
 def _begin(
@@ -320,10 +352,12 @@ def _begin(
     metadata: Json | None,
     model_name: str | None,
     codec: object,
+    checked: bool = False,
 ) -> tuple[LLMHandle, LLMRequest, Any]:
     if not isinstance(request, LLMRequest):
         raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
-    _guardrails.check_llm(name, request, handle)
+    if not checked:  # the async path ran the guardrails on the caller's loop already
+        _guardrails.check_llm(name, request, handle)
     request, annotated, marks = _intercept(name, request, codec)
     annotation = annotation_json(annotated, "annotated_request")
     headers = dict(request.headers)
@@ -389,8 +423,10 @@ async def execute(
     the response with ``otel.status_code: "OK"``; if ``func`` raises, it records ``data: null``
     with error status and the original exception propagates. Returns the response.
     """
+    if _guardrails.LLM_CONDITIONAL.chain and isinstance(request, LLMRequest):
+        await _guardrails.check_llm_async(name, request, handle)
     span, provider_request, annotated = _begin(
-        name, request, handle, attributes, data, metadata, model_name, codec
+        name, request, handle, attributes, data, metadata, model_name, codec, checked=True
     )
     chain = _icpt.LLM_EXECUTION.chain
     try:

@@ -14,6 +14,7 @@ They fail closed: a sanitizer that raises omits the payload and stops the chain.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any, Literal
 
@@ -88,6 +89,30 @@ class LlmSanitizeResponseContext(_Context):
     """What an LLM sanitize-response guardrail gets besides the response."""
 
 
+def require_payload_context(kind: str, fn: object) -> None:
+    """Refuse an LLM sanitizer that cannot be called as ``fn(payload, context)`` (as Relay)."""
+    try:
+        signature = inspect.signature(fn)  # type: ignore[arg-type]
+        signature.bind(None, None)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{kind} must be a callable accepting (payload, context), got {fn!r}"
+        ) from None
+
+
+def is_json(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is plain JSON data (what a sanitizer must return)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if depth > 200:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_json(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(is_json(v, depth + 1) for v in value)
+    return False
+
+
 def _failed(entry_name: str, exc: Exception) -> None:
     _log.warning("sanitize guardrail %r failed; omitting the payload: %s", entry_name, exc)
 
@@ -97,6 +122,8 @@ def tool_payload(registry: Registry, name: str, payload: Any) -> Any:
     for entry in registry.chain:
         try:
             payload = resolve(entry.fn(name, payload))
+            if not is_json(payload):
+                raise TypeError(f"must return JSON data, not {type(payload).__name__}")
         except Exception as exc:
             _failed(entry.name, exc)
             return None
@@ -125,6 +152,8 @@ def llm_response(response: Any, codec: object = None) -> tuple[Any, bool]:
     for entry in LLM_RESPONSE.chain:
         try:
             response = resolve(entry.fn(response, LlmSanitizeResponseContext(codec)))
+            if not is_json(response):
+                raise TypeError(f"must return JSON data, not {type(response).__name__}")
         except Exception as exc:
             _failed(entry.name, exc)
             return None, False

@@ -15,6 +15,7 @@ from typing import Any
 from wayline.relay import publish as _publish
 from wayline.relay import registrations as _reg
 from wayline.relay.handles import ScopeHandle
+from wayline.relay.sanitize import require_payload_context
 
 _WHAT = {
     "event_metadata_injector": "event metadata injector",
@@ -188,6 +189,7 @@ def register_llm_sanitize_request(
     scope_handle: ScopeHandle, name: str, priority: int, fn: Callable[..., Any]
 ) -> None:
     """Register ``fn(request, context) -> LLMRequest | None``, scoped to ``scope_handle``."""
+    require_payload_context("LLM sanitize-request guardrail", fn)
     _add(scope_handle, "llm_sanitize_request_guardrail", name, priority, False, fn)
 
 
@@ -200,6 +202,7 @@ def register_llm_sanitize_response(
     scope_handle: ScopeHandle, name: str, priority: int, fn: Callable[..., Any]
 ) -> None:
     """Register ``fn(response, context) -> Json | None``, scoped to ``scope_handle``."""
+    require_payload_context("LLM sanitize-response guardrail", fn)
     _add(scope_handle, "llm_sanitize_response_guardrail", name, priority, False, fn)
 
 

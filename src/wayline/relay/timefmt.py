@@ -46,12 +46,13 @@ def format_ns(ns: int) -> str:
 def datetime_to_ns(value: object) -> int:
     """Epoch nanoseconds of a timezone-aware ``datetime`` (other zones are converted to UTC).
 
-    Like Relay, strings and naive datetimes are rejected with ``TypeError``.
+    Like Relay, anything but a ``datetime`` is a ``TypeError`` and a naive datetime a
+    ``ValueError``.
     """
     if not isinstance(value, datetime):
-        raise TypeError(f"timestamp must be a timezone-aware datetime, got {type(value).__name__}")
+        raise TypeError(f"timestamp must be a datetime.datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise TypeError("timestamp must be a timezone-aware datetime, got a naive datetime")
+        raise ValueError("timestamp must be a timezone-aware datetime, got a naive datetime")
     delta = value - _UTC_EPOCH
     return (delta.days * 86_400 + delta.seconds) * _NS_PER_S + delta.microseconds * 1_000
 

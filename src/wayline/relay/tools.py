@@ -155,14 +155,34 @@ def call_end(
     _emit_end(handle, data if value is None else value, annotation, metadata, timestamp)
 
 
-def request_intercepts(name: str, args: Json) -> Json:
-    """Run the tool request-intercept chain alone and return the rewritten args."""
+def request_intercepts(name: str, args: Json) -> Any:
+    """Run the tool request-intercept chain alone and return the rewritten args.
+
+    As in Relay: outside an event loop the args come back directly; inside one an awaitable
+    is returned, and coroutine intercepts run on the caller's loop.
+    """
+    if _in_loop():
+        return _icpt.run_tool_request_chain_async(name, args)
     return _icpt.run_tool_request_chain(name, args)
 
 
-def conditional_execution(name: str, args: Json, *, handle: ScopeHandle | None = None) -> None:
-    """Run the tool conditional-execution guardrails alone (raises ``GuardrailRejected``)."""
+def conditional_execution(name: str, args: Json, *, handle: ScopeHandle | None = None) -> Any:
+    """Run the tool guardrails alone (``GuardrailRejected`` on rejection).
+
+    Returns ``None`` outside an event loop, an awaitable inside one (as in Relay).
+    """
+    if _in_loop():
+        return _guardrails.check_tool_async(name, args, handle)
     _guardrails.check_tool(name, args, handle)
+    return None
+
+
+def _in_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _begin(
@@ -173,12 +193,15 @@ def _begin(
     data: Json | None,
     metadata: Json | None,
     tool_call_id: str | None,
+    prepared: bool = False,
 ) -> tuple[ToolHandle, Json]:
     # Guardrails and request intercepts run before the start event: a failure leaves no
-    # lifecycle, and the start event records the rewritten args.
-    _guardrails.check_tool(name, args, handle)
-    if _icpt.TOOL_REQUEST.chain:
-        args = _icpt.run_tool_request_chain(name, args)
+    # lifecycle, and the start event records the rewritten args. ``prepared``: the async
+    # path already ran them on the caller's event loop.
+    if not prepared:
+        _guardrails.check_tool(name, args, handle)
+        if _icpt.TOOL_REQUEST.chain:
+            args = _icpt.run_tool_request_chain(name, args)
     tool = call(
         name,
         args,
@@ -248,7 +271,13 @@ async def execute(
     discarded, and the exception propagates. ``end_metadata(result)`` (wayline extension)
     returns metadata merged into a successful end event.
     """
-    tool, call_args = _begin(name, args, handle, attributes, data, metadata, tool_call_id)
+    if _guardrails.TOOL_CONDITIONAL.chain:
+        await _guardrails.check_tool_async(name, args, handle)
+    if _icpt.TOOL_REQUEST.chain:
+        args = await _icpt.run_tool_request_chain_async(name, args)
+    tool, call_args = _begin(
+        name, args, handle, attributes, data, metadata, tool_call_id, prepared=True
+    )
     chain = _icpt.TOOL_EXECUTION.chain
     marks: list[PendingMarkSpec] = []
     try:
