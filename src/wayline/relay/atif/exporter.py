@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -14,7 +15,6 @@ from typing import Any
 
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
-from wayline.relay.atif.jsontext import warm_text
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import JsonDict
 from wayline.relay.atif.refresh import refresher
@@ -121,9 +121,9 @@ class AtifExporter:
     def on_event(self, event: Any) -> None:
         """Subscriber callback: accepts relay event objects (``to_json()``) or ATOF dicts.
 
-        A dict is mapped at once (its caller may change it afterwards); an event is queued
-        for later mapping: LLM and tool events as their ATOF text, other scopes as the few
-        fields the mapping reads, and marks not at all (they produce no steps).
+        A dict is copied and mapped at once (its caller may change it afterwards); an event
+        is queued for later mapping: LLM and tool events as their ATOF text, other scopes as
+        the few fields the mapping reads, and marks not at all (they produce no steps).
         """
         try:
             cls = event.__class__
@@ -135,7 +135,9 @@ class AtifExporter:
                 return
             if cls is MarkEvent:
                 return  # the builder keeps no marks (raw events are not included here)
-            record = event if isinstance(event, Mapping) else event.to_dict()
+            # A copy: the trajectory keeps payloads by reference, and the caller's dict may
+            # change after this returns; the record must stay what was received.
+            record = copy.deepcopy(dict(event)) if isinstance(event, Mapping) else event.to_dict()
             with self._lock:
                 self._drain_locked()
                 self._builder.feed(record)
@@ -152,12 +154,10 @@ class AtifExporter:
             )
 
     def drain(self, pause: Callable[[], None] | None = None) -> None:
-        """Map the events received so far now, and encode the steps that will not change (a
-        later write or export then has less to do). ``pause`` is called between pieces of
-        that work (see ``warm_text``)."""
+        """Map the events received so far now (a later write or export then has less to do).
+        ``pause`` is called before each event is mapped."""
         with self._lock:
             self._drain_locked(pause)
-            warm_text(self._root(), pause=pause)
 
     @property
     def pending_events(self) -> int:

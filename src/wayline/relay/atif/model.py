@@ -178,10 +178,7 @@ class TrajectoryNode:
         "scope_uuid",
         "session_id",
         "steps",
-        "text_cache",
         "trajectory_id",
-        "value_texts",
-        "warmed",
     )
 
     def __init__(
@@ -214,13 +211,6 @@ class TrajectoryNode:
         self.extra: JsonDict | None = None
         self.events: list[Any] | None = None
         self._child_ids: set[str] = set()
-        # (indent, step index) -> (rendered step, its text, its stable key): see
-        # wayline.relay.atif.jsontext.
-        self.text_cache: dict[tuple[str, int], tuple[JsonDict, str, int | None]] | None = None
-        # (indent, id) -> (request message, its text): the same messages recur in every
-        # request, so each is encoded once per indent (see wayline.relay.atif.jsontext).
-        self.value_texts: dict[tuple[str, int], tuple[Any, str]] | None = None
-        self.warmed = 0  # leading steps whose text was encoded ahead of a write
 
     def unique_child_id(self, wanted: str, fallback: str) -> str:
         """Reserve a trajectory id for a new sub-agent, unique among this node's sub-agents."""

@@ -1,16 +1,15 @@
 """Hook payload → span attributes: every value through the shared sanitizer, sizes bounded.
 
-Short identifiers (ids, model and tool names) are redacted and clipped through a small
-memo, because the same few values recur on every span; free text (messages, arguments,
-results, commands) is redacted and clipped to the content cap, and structured values go
-through ``wayline.redaction.sanitize.sanitize`` before they are encoded as JSON. Content is
-only ever set when ``capture_content`` is on (it is never set-then-removed).
+Short identifiers (ids, model and tool names) are redacted and clipped; free text
+(messages, arguments, results, commands) is redacted and clipped to the content cap, and
+structured values go through ``wayline.redaction.sanitize.sanitize`` before they are encoded
+as JSON (``json.dumps``). Nothing is cached: each value is cleaned as the hook reports it.
+Content is only ever set when ``capture_content`` is on (it is never set-then-removed).
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +24,6 @@ ID_MAX = 200
 LABEL_MAX = 120
 SUMMARY_MAX = 500
 _REDACT_WINDOW = 1024
-_MEMO_MAX = 4096
 _TARGET_KEYS = ("path", "file_path", "target", "url", "uri")
 _COMMAND_KEYS = ("command", "cmd")
 
@@ -77,21 +75,10 @@ class Cleaner:
         self.content_max = settings.content_max_chars
         self.history = settings.capture_conversation_history
         self.history_max = settings.history_max_chars
-        self._memo: dict[str, str] = {}
-        self._lock = threading.Lock()
 
     def ident(self, value: Any, limit: int = ID_MAX) -> str:
-        """A short identifier or label: redacted, clipped, memoised."""
-        text = value if isinstance(value, str) else str(value)
-        memo = self._memo.get(text)
-        if memo is not None:
-            return memo
-        out = redact_clip(text, limit)
-        with self._lock:
-            if len(self._memo) >= _MEMO_MAX:
-                self._memo.clear()
-            self._memo[text] = out
-        return out
+        """A short identifier or label: redacted and clipped."""
+        return redact_clip(value if isinstance(value, str) else str(value), limit)
 
     def text(self, value: Any, limit: int | None = None) -> str:
         """Free text (or a structure, JSON-encoded): redacted and clipped."""

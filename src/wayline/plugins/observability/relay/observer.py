@@ -40,10 +40,10 @@ from wayline.plugins.observability.relay.settings import (
     wayline_version,
 )
 from wayline.pricing import Pricer, price_table, with_cost
-from wayline.redaction.sanitize import SanitizeMemo, sanitize
+from wayline.redaction.sanitize import sanitize
 from wayline.relay.atif.model import AGENT_METADATA_KEY
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
-from wayline.relay.jsonfmt import ItemTextCache, read_only, with_text
+from wayline.relay.jsonfmt import read_only
 
 log = logging.getLogger("wayline.plugins.relay")
 
@@ -160,18 +160,6 @@ class Session:
     closed: bool = False
     children: list[str] = field(default_factory=list)
     turns: set[str] = field(default_factory=set)
-    # Sanitized raw request messages, reused call after call (see request_body).
-    memo: SanitizeMemo = field(default_factory=lambda: SanitizeMemo(1, limit=4096))
-    # ATOF text of those messages: a request repeats the conversation, the line reuses it.
-    texts: ItemTextCache = field(default_factory=ItemTextCache)
-
-
-def _with_text(body: Any, texts: ItemTextCache) -> Any:
-    """``body`` with its ATOF text built from per-message texts (sanitized messages are
-    never mutated, so their text is reused from call to call)."""
-    if isinstance(body, dict):
-        return with_text(body, texts) or body
-    return body
 
 
 class RelayObserver:
@@ -473,7 +461,7 @@ class RelayObserver:
             )
         span = relay.llm.call(
             str(kw.get("provider") or "llm"),
-            relay.LLMRequest({}, _with_text(request_body(kw, sess.memo), sess.texts)),
+            relay.LLMRequest({}, read_only(request_body(kw))),
             handle=sess.handle,
             data={"turn_id": kw.get("turn_id"), "api_request_id": kw.get("api_request_id")},
             metadata=start_metadata(kw),

@@ -14,7 +14,6 @@ from typing import Any
 
 from wayline.redaction.sanitize import (
     TRUNCATED_ITEMS_KEY,
-    SanitizeMemo,
     sanitize,
 )
 
@@ -32,15 +31,15 @@ def _cut(items: Any) -> bool:
     return not isinstance(last, dict) or TRUNCATED_ITEMS_KEY in last
 
 
-def request_body(kw: dict[str, Any], memo: SanitizeMemo | None = None) -> Any:
+def request_body(kw: dict[str, Any]) -> Any:
     """The provider request body of a ``pre_api_request`` payload, with its latest messages.
 
     The sanitized ``request`` (``{"method", "body"}`` in Hermes) drops the tail of a long
     conversation, or is replaced by a ``{"_truncated": True, ...}`` preview, once it passes
     the payload limit; the ATIF user step needs the last message. Then the raw
     ``request_messages`` are used: as many trailing messages as fit, behind a marker
-    counting the ones left out. ``memo`` (depth 1) may hold earlier results for those raw
-    messages: both hosts never mutate a message dict once it is in the conversation.
+    counting the ones left out. They are sanitized afresh each call: a host may rewrite its
+    history in place (Hermes compresses context), so no earlier result is reused.
     """
     request = kw.get("request")
     body = request.get("body", request) if isinstance(request, dict) else request
@@ -57,7 +56,7 @@ def request_body(kw: dict[str, Any], memo: SanitizeMemo | None = None) -> Any:
     raw = kw.get("request_messages")
     if not isinstance(raw, list) or not raw:
         return body
-    kept = sanitize(list(raw[-_TAIL_MESSAGES:]), memo=memo)
+    kept = sanitize(list(raw[-_TAIL_MESSAGES:]))
     if _cut(kept):
         kept = [sanitize(raw[-1])]
     omitted = len(raw) - len(kept)
