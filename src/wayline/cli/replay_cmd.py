@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from wayline.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail, warn
+from wayline.cli.export_cmd import otlp
 from wayline.host.config import ConfigError
 from wayline.trajectory.load import TrajectoryError
 
@@ -131,6 +132,9 @@ def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> No
 @click.group()
 def export() -> None:
     """Export trajectories to other formats."""
+
+
+export.add_command(otlp)  # wayline export otlp (cli/export_cmd.py; OpenTelemetry loads lazily)
 
 
 def _gather(paths: tuple[Path, ...]) -> list[tuple[str, Any]]:

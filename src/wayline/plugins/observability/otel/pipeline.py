@@ -22,6 +22,7 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
@@ -203,13 +204,18 @@ def build_pipeline(
     *,
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
+    id_generator: IdGenerator | None = None,
 ) -> Pipeline:
-    """Providers for ``settings``; an explicit exporter or reader replaces the configured one."""
+    """Providers for ``settings``; an explicit exporter or reader replaces the configured one
+    (``id_generator``: ``wayline export otlp``'s ids keyed by the recorded session)."""
     resource = _resource(settings)
     # shutdown_on_exit=False: the plugin's own atexit hook ends open spans first, then
     # shuts the providers down with bounded waits (the SDK's would export on exit unbounded).
     tracer_provider = TracerProvider(
-        resource=resource, sampler=_sampler(settings), shutdown_on_exit=False
+        resource=resource,
+        sampler=_sampler(settings),
+        shutdown_on_exit=False,
+        id_generator=id_generator,
     )
     if span_exporter is None:
         span_exporter = _span_exporter(settings)

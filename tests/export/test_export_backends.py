@@ -1,0 +1,154 @@
+"""End to end: `wayline export otlp` sends a recorded session to two real backends that
+start from PyPI on this machine, Arize Phoenix and MLflow's tracking server, both on
+127.0.0.1 in their own virtualenvs; the spans are read back from each, and a second export of
+the same file stores nothing new (the ids derive from the session).
+
+Phoenix: ``.venv-phoenix/`` (tests/plugins/otel/phoenix_env.py). MLflow: ``.venv-mlflow/``
+(mlflow_env.py; about 4 minutes to install on first use, then reused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from export_support import json_spans
+from mlflow_env import MlflowServer
+from mlflow_env import ensure_venv as ensure_mlflow
+from mlflow_env import start as start_mlflow
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "otel"))
+from phoenix_env import Phoenix, PhoenixUnavailable
+from phoenix_env import ensure_venv as ensure_phoenix
+from phoenix_env import start as start_phoenix
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+
+PROJECT = "wayline-export-e2e"
+
+
+def export(
+    *paths: Path, home: Path, args: list[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `wayline export otlp` CLI."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "WAYLINE_"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "wayline", "export", "otlp", *map(str, paths), *args],
+        env={**base, "WAYLINE_HOME": str(home), "OTEL_SERVICE_NAME": PROJECT, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    print(f"$ wayline export otlp {' '.join(map(str, paths))} {' '.join(args)}")
+    print(proc.stdout + proc.stderr)
+    return proc
+
+
+def poll(read: Callable[[], list[Any]], want: int, deadline_s: float = 60.0) -> list[Any]:
+    """Read until ``want`` items are there (backends ingest asynchronously)."""
+    end = time.monotonic() + deadline_s
+    found: list[Any] = []
+    while time.monotonic() < end:
+        found = read()
+        if len(found) >= want:
+            return found
+        time.sleep(0.5)
+    return found
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
+    """Phoenix on loopback (installed into .venv-phoenix/ on first use)."""
+    try:
+        python, _ = ensure_phoenix(log=tmp_path_factory.mktemp("phoenix-pip") / "pip.log")
+    except PhoenixUnavailable as exc:
+        pytest.skip(f"Arize Phoenix could not be installed into its own virtualenv: {exc}")
+    server = start_phoenix(python, tmp_path_factory.mktemp("phoenix"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowServer]:
+    """MLflow's tracking server on loopback (installed into .venv-mlflow/ on first use)."""
+    server = start_mlflow(ensure_mlflow(), tmp_path_factory.mktemp("mlflow"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def live_spans(recorded: dict[str, Path]) -> list[dict[str, Any]]:
+    """What the live plugin exported for the session."""
+    return json_spans(recorded["live"].read_text().splitlines())
+
+
+def test_phoenix_stores_the_exported_session_once(
+    phoenix: Phoenix, recorded: dict[str, Path]
+) -> None:
+    """Phoenix stores the session's spans with the live tree and cost; a second export of
+    the same ATOF adds no span."""
+
+    def stored() -> list[dict[str, Any]]:
+        path = f"/v1/projects/{urllib.parse.quote(PROJECT)}/spans?limit=500"
+        try:
+            body = phoenix.get_json(path)
+        except OSError:
+            return []  # the project is created by the first span
+        return list(body.get("data") or []) if isinstance(body, dict) else []
+
+    live = live_spans(recorded)
+    args = ["--endpoint", phoenix.base_url, "--no-metrics"]
+    first = export(recorded["atof"], home=recorded["home"], args=args)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["spans_exported"] == len(live)
+    spans = poll(stored, len(live))
+    assert sorted(s["name"] for s in spans) == sorted(s["name"] for s in live)
+    assert len({s["context"]["trace_id"] for s in spans}) == 1  # the child nests in the parent
+    costs = [s["attributes"].get("llm.cost.total") for s in spans if s["name"] == "api.gpt-4o"]
+    assert costs and all(isinstance(c, float) and c > 0 for c in costs)
+    again = export(recorded["atof"], home=recorded["home"], args=args)
+    assert again.returncode == 0, again.stderr
+    time.sleep(2)  # give a duplicate time to land, were there one
+    assert len(stored()) == len(live)
+
+
+def test_mlflow_stores_the_exported_session_once(
+    mlflow: MlflowServer, recorded: dict[str, Path]
+) -> None:
+    """MLflow files the spans under the experiment named by the header, parents intact;
+    exporting the same ATOF file twice adds no span."""
+    experiment = str(
+        mlflow.post("/api/2.0/mlflow/experiments/create", {"name": PROJECT})["experiment_id"]
+    )
+    live = live_spans(recorded)
+    args = [
+        "--endpoint",
+        mlflow.url,
+        "--header",
+        f"x-mlflow-experiment-id={experiment}",
+        "--no-metrics",
+    ]
+    first = export(recorded["atof"], home=recorded["home"], args=args)
+    assert first.returncode == 0, first.stderr
+    spans = poll(lambda: mlflow.spans(experiment), len(live))
+    assert sorted(s["name"] for s in spans) == sorted(s["name"] for s in live)
+    by_id = {s["span_id"]: s for s in spans}
+    roots = [s for s in spans if s["parent_id"] is None]
+    assert [r["name"] for r in roots] == ["agent"]
+    assert all(s["parent_id"] in by_id for s in spans if s["parent_id"] is not None)
+    again = export(recorded["atof"], home=recorded["home"], args=args)
+    assert again.returncode == 0, again.stderr
+    time.sleep(2)
+    assert len(mlflow.spans(experiment)) == len(live)
