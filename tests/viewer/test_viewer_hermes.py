@@ -35,7 +35,7 @@ def test_hermes_relay_page_draws_every_step_and_bar(open_page, tmp_path: Path) -
     assert page.locator("#step-2 .call").count() == 2
     assert page.locator("#step-2").inner_text().lower().count("no result recorded") == 2
     page.locator("#step-3 .sub button").click()
-    sub_text = page.locator("#sub-0-").inner_text()
+    sub_text = page.locator("#sub-1-").inner_text()
     (sub,) = view["subs"]
     for step in sub["steps"]:
         assert step["m"] in sub_text

@@ -16,6 +16,7 @@ from wayline.relay.atof import read_events
 from wayline.viewer import (
     ViewerInputError,
     build_view,
+    decode_data,
     embed_json,
     load_trajectories,
     load_trajectory,
@@ -176,12 +177,14 @@ def test_approval_and_denied_command_from_a_real_session(injection_run: Path) ->
 
 
 def test_embedded_json_cannot_close_its_script_element(injection_run: Path) -> None:
-    """The page source holds no payload markup: <, >, & and U+2028/9 are escaped in the JSON."""
+    """The page source holds no payload markup: the data is base64, and embed_json escapes."""
     trajectories = load_trajectories([injection_run / "atif"])
     page = render_page(trajectories)
     for payload in PAYLOADS:
         assert payload not in page
     assert page.count("</script>") == 2  # the data element's and the page script's own
+    data = page.split('data-encoding="deflate-base64">')[1].split("</script>")[0]
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", data)
     escaped = '{"x":"a\\u2028b\\u003c/script\\u003e\\u0026"}'
     assert embed_json({"x": "a\u2028b</script>&"}) == escaped
 
@@ -197,7 +200,8 @@ def test_directory_gives_one_page_with_every_trajectory(demo_run: Path, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(out)
     text = out.read_text()
-    assert '"items":[' in text and text.count('"kind":"atof"') == 1
+    data = decode_data(text.split('data-encoding="deflate-base64">')[1].split("</script>")[0])
+    assert data["v"] == 2 and [item["kind"] for item in data["items"]].count("atof") == 1
     assert "http://" not in text.split('id="wl-data"')[0]  # nothing loads from the network
 
 

@@ -9,6 +9,8 @@ Public API (also for other commands that embed trajectories in a page):
 - :func:`write_page` ``(trajectories, out, title=None) -> Path`` — render and write it.
 - :func:`trajectory_tree` ``(trajectory) -> rich.tree.Tree`` — the same structure for a terminal.
 - :func:`build_view` ``(trajectory) -> dict`` — the JSON the page draws from.
+- :func:`page_data` ``(trajectories, title) -> dict`` — what a page embeds (spans as columns);
+  :func:`encode_data` / :func:`decode_data` — that data as the page's deflate+base64 text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from wayline.viewer.load import (
     load_trajectory,
 )
 from wayline.viewer.model import build_view
-from wayline.viewer.page import embed_json, render_page
+from wayline.viewer.page import decode_data, embed_json, encode_data, page_data, render_page
 from wayline.viewer.tree import trajectory_tree
 
 
@@ -39,10 +41,13 @@ __all__ = [
     "Trajectory",
     "ViewerInputError",
     "build_view",
+    "decode_data",
     "embed_json",
+    "encode_data",
     "expand_paths",
     "load_trajectories",
     "load_trajectory",
+    "page_data",
     "render_page",
     "trajectory_tree",
     "write_page",

@@ -20,6 +20,7 @@ from typing import Any
 
 from wayline.relay.atif.payloads import timestamp_ns
 from wayline.viewer.load import Timing, Trajectory
+from wayline.viewer.rewrite import call_rewrite, trace_entries
 
 JsonDict = dict[str, Any]
 _PRETTY_LIMIT = 200_000  # bigger results are shown as they are, not re-indented
@@ -250,6 +251,9 @@ class _Builder:
             view["mo"] = step["model_name"]
         if step.get("is_copied_context") is True:
             view["cp"] = 1
+        request_trace = trace_entries(extra.get("middleware_trace"))
+        if request_trace:
+            view["mt"] = request_trace
         metrics = _metrics(step.get("metrics"))
         if metrics:
             view["x"] = metrics
@@ -316,6 +320,7 @@ class _Builder:
             call: JsonDict = {"id": call_id, "n": name}
             arguments = raw.get("arguments")
             call["a"] = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+            call.update(call_rewrite(raw))
             mine = by_call.get(call_id, [])
             scope = ancestry[index].get("function_id") if index < len(ancestry) else None
             if scope is None and self.scope is not None and isinstance(call_id, str):

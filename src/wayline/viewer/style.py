@@ -31,7 +31,7 @@ margin-bottom:8px}
 min-width:0}
 .kv b{display:block;font-size:11px;color:var(--mut);font-weight:600;text-transform:uppercase;
 letter-spacing:.04em}
-.kv span{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.kv span{display:block;overflow-wrap:anywhere;word-break:break-word}
 .kv.bad{border-color:var(--err);background:var(--errbg);cursor:pointer}
 .warn{border:1px solid #d9a400;background:var(--hl);border-radius:7px;padding:6px 10px;
 margin:8px 0}
@@ -91,4 +91,16 @@ display:flex;gap:6px;align-items:center;margin-top:4px}
 .help{font-size:12px;color:var(--mut)}
 kbd{font:11px var(--mono);border:1px solid var(--line);border-radius:3px;padding:0 3px}
 .empty{color:var(--mut);padding:20px;text-align:center}
+.pad{overflow-anchor:none}
+mark{background:#ffd54a;color:#1d2330;border-radius:2px;padding:0 1px}
+.bidi{color:var(--err);border:1px dashed var(--err);border-radius:3px;font:11px var(--mono);
+padding:0 2px}
+.call.rw{border-color:var(--appr);border-style:dashed}
+.rwtag,.mwtag{color:#fff;background:var(--appr);border-radius:4px;padding:0 5px;font-size:11px}
+.mwtag{background:var(--sys)}
+.xargs{border-color:var(--appr)}
+.trace,.changes{margin:2px 0 4px;padding-left:20px;font-size:12.5px}
+.changes{font-family:var(--mono);font-size:12px}
+@media (max-width:640px){main{padding:10px 8px 60px}.tllab{width:120px}
+.tlaxis{margin-left:120px}.help{display:none}}
 """
