@@ -19,10 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from operator import is_
 from typing import Any
 
+from wayline.redaction.assign import credential_like
 from wayline.redaction.redact import (
     REDACTED,
     is_identifier_key,
     is_sensitive_key,
+    is_weak_key,
     redact_text,
 )
 from wayline.redaction.redact import _current as current_rules
@@ -95,7 +97,7 @@ _KEY_CACHE_SIZE = 4096
 _key_caches: tuple[object, dict[tuple[int, bool], dict[str, tuple[str, int, int]]]] = (None, {})
 
 # What a key says about its value: nothing, a credential, or an identifier (kept as-is).
-PLAIN, SECRET, IDENT = 0, 1, 2
+PLAIN, SECRET, IDENT, WEAK = 0, 1, 2, 3
 # Keys that make a mapping a JSON schema: under a credential name it describes the field.
 _SCHEMA_KEYS = frozenset(
     {"type", "properties", "items", "$ref", "anyOf", "oneOf", "allOf", "enum", "format"}
@@ -309,6 +311,9 @@ class _Walker:
             out_key, kind = self.key(key)
             if kind == PLAIN or value is None or type(value) is bool:
                 out[out_key] = self.walk(value, depth + 1)
+            elif kind == WEAK:
+                weak = type(value) is str and credential_like(value)
+                out[out_key] = self.string(REDACTED) if weak else self.walk(value, depth + 1)
             elif kind == IDENT:
                 out[out_key] = (
                     self.identifier(value) if type(value) is str else self.walk(value, depth + 1)
@@ -353,6 +358,8 @@ class _Walker:
                 kind = IDENT
             elif is_sensitive_key(raw) or is_sensitive_key(out):
                 kind = SECRET
+            elif is_weak_key(raw):
+                kind = WEAK
         if raw is key and len(raw) <= _KEY_CACHED_LEN and len(self.keys) < _KEY_CACHE_SIZE:
             self.keys[raw] = (out, kind, len(out) + 4)
         return out, kind

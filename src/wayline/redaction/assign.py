@@ -33,7 +33,8 @@ __all__ = ["apply_assignments", "names_before_separators"]
 # The name, its closing quote (a JSON/dict key), and the separator.
 _HEAD = re.compile(
     r"""(?P<name>[A-Za-z_][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?\)?[ \t]*+"""
-    r"""(?P<sep>:=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])|(?<=[ \t])(?=\\*+["'`]))"""
+    r"""(?P<sep>:{1,3}=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])"""
+    r"""|(?<=[ \t])(?=\\*+["'`]))"""
     r"""(?P<gap>[ \t]*+)"""
     r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@["'])?"""
 )
@@ -73,7 +74,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
         for w in sorted(words, key=len, reverse=True)
     )
     return re.compile(
-        r"""(?:=[=!]*+|[:,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
+        r"""(?:=[=!:?]*+|[:,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
         r"""(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
     )
 
@@ -153,7 +154,7 @@ def _value_span(
         return (start, stop if end < 0 else end, True)
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument
-    line_value = sep == ":" or (sep in ("=", ":=", "=>") and m.group("gap")) or sep == "?="
+    line_value = sep == ":" or (sep not in ("==", "===", "!=", "!==") and bool(m.group("gap")))
     if line_value and eol - start <= LINE_VALUE:
         # To the end of the line; inside a string, to its closing quote.
         end = stop
@@ -181,13 +182,27 @@ def _value_span(
             end -= 1
         return (start, end, False) if end > start else None
     found = _BARE.match(text, start, min(stop, start + BARE_VALUE))
-    return (start, found.end(), False) if found is not None else None
+    if found is None:
+        return None
+    end = found.end()
+    scheme = _SCHEME.match(text, start, stop) if line_value else None
+    if scheme is not None:
+        # a long "TOKEN: FlyV1 fm2_…" line: the scheme word and the token after it
+        after = _BARE.match(text, scheme.end(), stop)
+        end = after.end() if after is not None else end
+    return (start, end, False)
 
 
 def apply_assignments(
-    text: str, names: re.Pattern[str], is_sensitive: Callable[[str], bool]
+    text: str,
+    names: re.Pattern[str],
+    is_sensitive: Callable[[str], bool],
+    is_weak: Callable[[str], bool] = lambda name: False,
 ) -> str:
-    """Replace the values of every sensitive ``name <sep> value`` in ``text``."""
+    """Replace the values of every sensitive ``name <sep> value`` in ``text``.
+
+    A weak name (``HEROKU_KEY``, ``hubspotKey``: a key of some vendor, or of a cache) holds a
+    credential only when its value looks like one (``credential_like``)."""
     size = len(text)
     backwards = text[::-1].lower()
     if len(backwards) != size:  # a few characters lowercase to two; keep offsets aligned
@@ -198,7 +213,7 @@ def apply_assignments(
         if text[first - 1 : first] == "\\" or not text[first].isalpha():
             first = _name_start(text, first, stop)
         # The name the separator follows decides: most candidates end here, in one lookup.
-        if first < stop and is_sensitive(text[first:stop]):
+        if first < stop and (is_sensitive(text[first:stop]) or is_weak(text[first:stop])):
             found.add(first)
     starts = sorted(found)
     if len(starts) > _DENSE_MIN and len(starts) * _DENSE_SPACING > size:
@@ -250,6 +265,8 @@ def apply_assignments(
                 secret_len = judged[key] = _judge(name, value, quoted, text, b, sep)
             if secret_len is None:
                 continue
+            if not is_sensitive(name) and not credential_like(value[:secret_len]):
+                continue  # a weak name's value must look like a key itself
             b = a + secret_len  # the secret part may be the first word only
             if quoted and (q2 or "")[:1] == "f" and "{" in value:
                 continue  # an f-string builds the value from variables
@@ -314,6 +331,20 @@ def _auth_name(name: str) -> bool:
 
 _FIRST = re.compile(r"\S+")
 _LOWER_NAME = re.compile(r"[a-z_ ]+")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_LITERALS = frozenset({"true", "false", "none", "null", "yes", "no", "on", "off", "required"})
+
+
+_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~]{16,512}")
+
+
+def credential_like(value: str) -> bool:
+    """A value shaped like a key: 16+ token characters with letters and digits, no path/URL."""
+    if _CREDENTIAL_CHARS.fullmatch(value) is None or value.count("/") > 1 or ".." in value:
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return letters >= 2 and digits >= 4
 
 
 def _balanced(text: str) -> bool:
@@ -341,6 +372,11 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
     if head != value and head[-1] in ",;" and _balanced(head):
         head = value = head[:-1]  # a list of parameters or fields: "password: str, token: …"
     if head == value:
+        if _ENV_NAME.fullmatch(name) is not None and sep in ("=", ":"):
+            # An environment variable or YAML key in capitals holds a literal: only a
+            # placeholder or a keyword refers to something (SUMO_TOKEN=supRsUZaniwltn).
+            literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS
+            return None if literal else len(value)
         if is_expression(value, name=name, rest=rest, annotation=sep == ":"):
             return None
         return len(value)

@@ -30,7 +30,8 @@ _DIGEST_BEFORE = re.compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
 )
 _DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
-_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+_MIXED_HEX = re.compile(r"[0-9a-fA-F]+")
+_HEXISH = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed case is no digest
 # Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, ICO/MP4 headers: image or document data.
 _MEDIA_HEADS = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg")
 _WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
@@ -56,8 +57,12 @@ def looks_random(core: str) -> bool:
     if core.count("/") >= 4:
         return False  # a path, not base64 with a slash or two in it
     classes = core.translate(_CLASSES)
-    if "0" not in classes or "1" not in classes or "2" not in classes:
+    if "0" not in classes or "2" not in classes:
         return False
+    if "1" not in classes:
+        return _random_lower(core, classes)
+    if n >= 32 and _MIXED_HEX.fullmatch(core) is not None:
+        return True  # hex in both cases: no digest is written so (a Sourcegraph token is)
     switches = sum(1 for _ in groupby(classes)) - 1
     if switches < _MIN_SWITCHES * (n - 1):
         return False
@@ -73,6 +78,22 @@ _ID_PREFIX = re.compile(
     r"(?:call|toolu|srvtoolu|fc|msg|resp|rs|run|thread|asst|req|batch|item|chatcmpl|cmpl"
     r"|file|ftjob|step|vs|conv|evt|sess|session|trace|span)[_\-]"
 )
+
+
+def _random_lower(core: str, classes: str) -> bool:
+    """A lower-case and digits run (base36 keys): 32+ chars, digits a fifth to two thirds,
+    letters beyond hex, classes switching often, no words, high entropy."""
+    n = len(core)
+    digits = classes.count("0")
+    if n < 32 or not 0.15 * n <= digits <= 0.7 * n or "3" in classes:
+        return False
+    if not any(c > "f" for c in core if c.isalpha()):
+        return False  # hex: a digest
+    switches = sum(1 for _ in groupby(classes)) - 1
+    if switches < 0.3 * (n - 1):
+        return False
+    entropy = -sum(k / n * math.log2(k / n) for k in Counter(core).values())
+    return entropy >= 0.8 * math.log2(min(n, 36))
 
 
 def _kept(text: str, start: int, core: str) -> bool:

@@ -34,8 +34,10 @@ from wayline.redaction.secret_names import (
     flag_is_sensitive,
     is_expression,
     name_is_sensitive,
+    name_is_weak,
     split_key,
 )
+from wayline.redaction.structured import apply_pgpass, apply_structured
 
 __all__ = [
     "REDACTED",
@@ -45,6 +47,7 @@ __all__ = [
     "add_sensitive_key",
     "is_identifier_key",
     "is_sensitive_key",
+    "is_weak_key",
     "redact_text",
     "reload_env_patterns",
     "remove_secret_pattern",
@@ -97,6 +100,12 @@ def is_identifier_key(key: str) -> bool:
     return _identifier(key if type(key) is str else str(key))
 
 
+def is_weak_key(key: str) -> bool:
+    """True for a name that holds a credential only when its value looks like one
+    (``HEROKU_KEY``, ``sonarLogin``; ``cache_key`` and ``sort_key`` never)."""
+    return _weak(key if type(key) is str else str(key))
+
+
 def add_sensitive_key(name: str) -> None:
     """Treat `name` (normalized like every key) as a credential key from now on, process-wide."""
     global _extra_keys, _key_words, _names_rx
@@ -117,7 +126,12 @@ def add_sensitive_key(name: str) -> None:
 
 
 def _assign_apply(text: str) -> str:
-    return apply_assignments(text, _names_rx, _sensitive)
+    return apply_assignments(text, _names_rx, _sensitive, _weak)
+
+
+@functools.lru_cache(maxsize=4096)
+def _weak(key: str) -> bool:
+    return name_is_weak(split_key(key))
 
 
 # --name value / --name=value / -u user:pass (shell commands in tool arguments). The
@@ -189,7 +203,14 @@ def _key_rules() -> tuple[SecretPattern, ...]:
         SecretPattern(
             "cli_flag", triggers | {"-u", "--user", "--pw", "-pw", "proxy-user"}, _flag_apply
         ),
+        SecretPattern("structured", triggers, _structured_apply),
+        # .pgpass lines carry no credential word: gate on the usual port and the wildcard.
+        SecretPattern("pgpass", frozenset({":5432:", ":*:"}), apply_pgpass),
     )
+
+
+def _structured_apply(text: str) -> str:
+    return apply_structured(text, _sensitive)
 
 
 def _make_snapshot() -> _Snapshot:

@@ -17,6 +17,7 @@ __all__ = [
     "is_expression",
     "is_prose",
     "name_is_sensitive",
+    "name_is_weak",
     "split_key",
 ]
 
@@ -168,7 +169,9 @@ _PASS_STEPS = frozenset(
     {"first", "second", "third", "last", "next", "final", "single", "multi", "two", "one", "dry"}
 )
 # Substrings present in (the lowercase form of) every name `name_is_sensitive` accepts.
-KEY_TRIGGERS = ("pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth")
+KEY_TRIGGERS = (
+    "pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth", "login"
+)  # fmt: skip
 
 
 def split_key(key: str) -> tuple[str, ...]:
@@ -207,6 +210,22 @@ def name_is_sensitive(words: tuple[str, ...]) -> bool:
         return True  # "smtp_pass", "DB_PASS"
     # POSIX $PWD is the working directory; "db_pwd" / "mysql_pwd" are passwords.
     return "pwd" in words and len(words) > 1
+
+
+# "<vendor>_key" / "<vendor>Login" may hold a key (HEROKU_KEY, SONAR_LOGIN) or a name
+# (cache_key, sort_key): such a name counts only when its value looks like a credential.
+_WEAK_LAST = frozenset({"key", "login"})
+_NOT_WEAK = frozenset(
+    {"primary", "foreign", "sort", "partition", "hash", "cache", "dict", "lookup", "row",
+     "unique", "group", "index", "search", "shortcut", "translation", "column", "field",
+     "public", "idempotency", "dedup", "object", "map", "list", "state", "event", "message"}
+)  # fmt: skip
+
+
+def name_is_weak(words: tuple[str, ...]) -> bool:
+    """True for ``<qualifier>_key`` / ``<qualifier>_login`` names not known to hold a credential
+    or a non-secret (their values decide)."""
+    return len(words) >= 2 and words[-1] in _WEAK_LAST and words[-2] not in _NOT_WEAK
 
 
 _FLAG_WORDS = frozenset({"pass", "pw", "passwd", "password"})

@@ -381,7 +381,8 @@ def _secret_of(text: str, rx: re.Pattern[str] | None, group: int) -> str | None:
                     return g
             return m.group(0)
     runs = _RUNS.findall(text)
-    return max(runs, key=len) if runs else None
+    # The secret is the run that looks least like a word: digits first, then length.
+    return max(runs, key=lambda r: (any(c.isdigit() for c in r), len(r))) if runs else None
 
 
 def gitleaks_cases(root: Path) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import string
 import sys
 import sysconfig
@@ -60,13 +61,51 @@ def scanner_cases() -> list[Case]:
     return [Case(d["source"], d["rule"], d["family"], d["text"], d["secret"]) for d in data]
 
 
+_USER_PASS = re.compile(r"""["'{]*[^:/\s"']+["'}]*:["'{]*(?P<pw>[^:/\s"'{}]+)["'}]*""")
+_USERINFO = re.compile(r"//[^:/@\s]*:(?P<pw>[^@/\s]+)@")
+
+
 def needle(secret: str) -> str:
-    """The part of a case's secret that identifies it: a URL's random path part, else all."""
+    """The part of a case's secret that must vanish: a URL's random path part, the password
+    of a ``user:password`` pair (the user name is no secret), else all of it."""
+    userinfo = _USERINFO.search(secret)
+    if userinfo is not None:
+        return userinfo.group("pw")
     if "://" in secret:
         parts = [p for p in secret.split("://", 1)[1].split("/")[1:] if p]
         if parts:
             return max(parts, key=len)
+    pair = _USER_PASS.fullmatch(secret)
+    if pair is not None:
+        return pair.group("pw")
     return secret
+
+
+# Kept out of the leak figures, each for a reason read off the case by hand:
+# - detect-secrets' IP-address plugin: an address is no credential;
+# - masks and documentation placeholders ("AKCxxxxxxxxxx", "A3T0ZZZZZ…", "…EXAMPLEEXAMPLE…"):
+#   the scanners flag the shape, but no secret is in them;
+# - secret parts that are a field name the rule's regex captured ("creationTimestamp",
+#   '"type": "service_account"'): the extraction's miss, not a secret.
+EXCLUDED_RULES = frozenset({"ip_public"})
+_MASK = re.compile(r"(.)\1{7,}|EXAMPLE|xxxx", re.IGNORECASE)
+_WORDY = re.compile(r"[A-Za-z_\-\s\":]+")
+_CAMEL_WORD = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
+
+
+def excluded(case: Case) -> str | None:
+    """Why a true-positive case does not count (None: it counts)."""
+    if case.rule in EXCLUDED_RULES:
+        return "not a credential"
+    assert case.secret is not None
+    if _MASK.search(case.secret) is not None:
+        return "mask or placeholder"
+    if _CAMEL_WORD.fullmatch(case.secret) is not None or len(needle(case.secret)) < 8:
+        return "field name or fragment, not a secret"
+    wordy = _WORDY.fullmatch(case.secret) is not None and len(case.secret) < 40
+    if wordy and (not any(c.isupper() for c in case.secret[1:]) or " " in case.secret):
+        return "field name, not a secret"
+    return None
 
 
 def site_packages() -> Path:
@@ -192,18 +231,22 @@ class SecretFigures:
     by_source: Tally
     leaks: list[Case]
     fp_altered: Tally
+    excluded: Tally
 
 
 def measure_secrets(cases: list[Case] | None = None) -> SecretFigures:
     """Run every scanner case through the exported embeddings."""
-    figures = SecretFigures(Tally.new(), Tally.new(), [], Tally.new())
+    figures = SecretFigures(Tally.new(), Tally.new(), [], Tally.new(), Tally.new())
     for case in scanner_cases() if cases is None else cases:
         source = case.source.split(":")[0]
         if case.secret is None:
             figures.fp_altered.add(source, redact_text(case.text) != case.text)
             continue
+        if excluded(case) is not None:
+            figures.excluded.add(source, True)
+            continue
         secret = needle(case.secret)
-        context = case.text.replace(case.secret, "\x00")
+        context = case.text.replace(secret, "\x00")
         missed = leaked(secret, context, exported(case.text))
         figures.by_family.add(case.family, missed)
         figures.by_source.add(source, missed)
@@ -265,12 +308,12 @@ def adversarial(size: int) -> dict[str, str]:
 
 
 def time_adversarial(size: int) -> dict[str, float]:
-    """Seconds ``redact_text`` takes on each adversarial text of ``size`` chars."""
+    """CPU seconds ``redact_text`` takes on each adversarial text of ``size`` chars."""
     out = {}
     for name, text in adversarial(size).items():
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: the machine may be shared
         redact_text(text)
-        out[name] = time.perf_counter() - start
+        out[name] = time.process_time() - start
     return out
 
 
