@@ -23,7 +23,7 @@ from wayline.host import (
 )
 
 if TYPE_CHECKING:
-    from wayline.api import Agent, Tool, TurnResult, tool
+    from wayline.api import Agent, Tool, TurnResult, UntypedParameterWarning, tool
 
 __version__ = "0.1.0"
 
@@ -32,6 +32,7 @@ _LAZY = {
     "Agent": "wayline.api",
     "Tool": "wayline.api",
     "TurnResult": "wayline.api",
+    "UntypedParameterWarning": "wayline.api",
     "tool": "wayline.api",
 }
 
@@ -71,6 +72,7 @@ __all__ = [
     "Tool",
     "ToolRegistry",
     "TurnResult",
+    "UntypedParameterWarning",
     "__version__",
     "tool",
     "wayline_home",

@@ -45,18 +45,21 @@ def test_one_turn_calls_the_typed_tool_and_returns_the_answer(home: Path) -> Non
     assert [m["content"] for m in tool_messages] == ["5"]
 
 
-def test_toolsets_empty_offers_only_the_functions(home: Path) -> None:
-    """``toolsets=[]`` sends only the function tools; the default adds the built-ins."""
+def test_only_the_functions_are_offered_unless_toolsets_are_named(home: Path) -> None:
+    """By default (and with ``toolsets=[]``) only the function tools are sent; naming a
+    toolset adds its built-in tools, and nothing else."""
     with ScriptedServer({"default": {"content": "ok"}}) as srv:
-        with wayline.Agent(
-            model="m", base_url=srv.base_url, tools=[add], toolsets=[], home=home
-        ) as agent:
-            agent.run("hi")
-        with wayline.Agent(model="m", base_url=srv.base_url, tools=[add], home=home) as agent:
-            agent.run("hi")
-        only, default = ([t["function"]["name"] for t in r.body["tools"]] for r in srv.requests[:2])
-    assert only == ["add"]
-    assert {"add", "terminal", "read_file"} <= set(default)
+        for toolsets in (None, [], ["file"]):
+            with wayline.Agent(
+                model="m", base_url=srv.base_url, tools=[add], toolsets=toolsets, home=home
+            ) as agent:
+                agent.run("hi")
+        offered = [sorted(t["function"]["name"] for t in r.body["tools"]) for r in srv.requests]
+    assert offered == [
+        ["add"],
+        ["add"],
+        ["add", "read_file", "search_files", "write_file"],
+    ]
 
 
 def test_settings_reach_the_request_and_unknown_ones_are_refused(home: Path) -> None:
@@ -318,5 +321,5 @@ def test_the_sdk_client_exists_before_the_first_turn(home: Path) -> None:
     first model call's measured duration does not include the SDK's import and set-up."""
     from wayline.api.build import AgentSpec, build_agent
 
-    _, engine = build_agent(AgentSpec(home=home, model="m", base_url="http://127.0.0.1:9/v1"))
-    assert engine.provider._client is not None
+    _, loop = build_agent(AgentSpec(home=home, model="m", base_url="http://127.0.0.1:9/v1"))
+    assert loop.provider._io is not None

@@ -354,9 +354,9 @@ def test_api_hooks_leave_sanitizing_to_queued_observers(
     """With only queued observers, ``request`` and ``response`` arrive Unsanitized (the
     request body is what the server received, minus transport settings) and sanitize to the
     sanitized fields; with a plain callback too, everyone gets the sanitized dicts."""
+    from wayline.host import QueuedObserver
     from wayline.redaction.sanitize import sanitize
     from wayline.redaction.unsanitized import Unsanitized
-    from wayline.host import QueuedObserver
     from wayline.runtime import build_runtime
 
     srv = scripted_server(PLAIN)

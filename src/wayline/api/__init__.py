@@ -6,7 +6,15 @@ This package sits beside ``cli/`` on top of the runtime: both build agents throu
 
 from wayline.api.agent import Agent
 from wayline.api.build import AgentSpec, build_agent
-from wayline.api.functions import Tool, tool
-from wayline.runtime.agent import TurnResult
+from wayline.api.functions import Tool, UntypedParameterWarning, tool
+from wayline.runtime.loop import TurnResult
 
-__all__ = ["Agent", "AgentSpec", "Tool", "TurnResult", "build_agent", "tool"]
+__all__ = [
+    "Agent",
+    "AgentSpec",
+    "Tool",
+    "TurnResult",
+    "UntypedParameterWarning",
+    "build_agent",
+    "tool",
+]

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from wayline.api.build import AgentSpec, build_agent
 from wayline.api.functions import Tool, as_tool
 from wayline.contract.hooks import MIDDLEWARE_KINDS, VALID_HOOKS
-from wayline.runtime.agent import TurnResult
+from wayline.runtime.loop import TurnResult
 
 __all__ = ["Agent"]
 
@@ -26,9 +26,12 @@ class Agent:
 
     ``model``, ``base_url`` and ``api_key`` override ``config.yaml`` and the environment
     (``WAYLINE_BASE_URL``, ``WAYLINE_API_KEY``), as the ``wayline chat`` flags do. ``tools``
-    are plain typed functions (or :class:`~wayline.api.functions.Tool`), offered on top of
-    ``toolsets`` (default: the configured ones, ``terminal``, ``file`` and ``delegation``;
-    ``toolsets=[]`` offers only your functions). ``plugins`` are modules or objects with
+    are plain typed functions (or :class:`~wayline.api.functions.Tool`); they are all the
+    model is offered unless ``toolsets`` names built-in or plugin toolsets to add (say
+    ``toolsets=["file"]``; ``terminal``, ``file`` and ``delegation`` are built in). Unlike
+    ``wayline chat``, the agent never falls back to the configured ``agent.toolsets``: a
+    program gets no shell it did not ask for. An unknown toolset name raises ``ValueError``.
+    ``plugins`` are modules or objects with
     ``register(ctx)``, loaded like plugin directories, or names of installed plugins to enable
     for this agent. ``home`` is the ``$WAYLINE_HOME`` to read config and plugins from and to
     store transcripts in. ``settings``: ``provider``, ``max_retries``, ``timeout``,
@@ -60,7 +63,7 @@ class Agent:
             base_url=base_url,
             api_key=api_key,
             settings=settings,
-            toolsets=tuple(toolsets) if toolsets is not None else None,
+            toolsets=_toolset_names(toolsets),
             tools=self._tools,
             plugins=tuple(p for p in plugin_list if not isinstance(p, str)),
             plugin_names=tuple(p for p in plugin_list if isinstance(p, str)),
@@ -68,7 +71,7 @@ class Agent:
             platform="python",
             cwd=Path(cwd) if cwd is not None else None,
         )
-        self._runtime, self._engine = build_agent(spec)
+        self._runtime, self._loop = build_agent(spec)
         self._turn = threading.Lock()
         self._closed = False
 
@@ -110,12 +113,12 @@ class Agent:
     @property
     def session_id(self) -> str:
         """The session's id (also the transcript's name under ``$WAYLINE_HOME/sessions``)."""
-        return self._engine.session_id
+        return self._loop.session_id
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         """A copy of the conversation so far (system, user, assistant and tool messages)."""
-        return list(self._engine.messages)
+        return list(self._loop.messages)
 
     def run(self, text: str) -> TurnResult:
         """Run one user turn to its end and return how it ended.
@@ -123,32 +126,43 @@ class Agent:
         Model and tool failures do not raise: they end the turn (``completed`` False,
         ``reason`` ``api_error``/``max_turns``/``error``). Raises ``RuntimeError`` when the
         agent is closed or another turn is running.
+        Ctrl-C (``KeyboardInterrupt``) cancels the turn as :meth:`arun`'s cancellation
+        does, and then propagates.
         """
+        self._loop.cancel.clear()
+        return self._run(text)
+
+    def _run(self, text: str) -> TurnResult:
         if self._closed:
             raise RuntimeError("this agent is closed")
         if not self._turn.acquire(blocking=False):
             raise RuntimeError("a turn is already running on this agent")
         try:
-            self._engine.cancel.clear()
-            return self._engine.run_turn(text)
+            return self._loop.run_turn(text)
         finally:
             self._turn.release()
 
     async def arun(self, text: str) -> TurnResult:
         """:meth:`run` without blocking the event loop; async tools run on this loop.
 
-        Cancelling the awaiting task cancels the turn (running tools see the cancel event);
-        the turn still ends for the observers before ``CancelledError`` propagates.
+        Cancelling the awaiting task (``task.cancel()``, ``asyncio.wait_for``) cancels the
+        turn: the model request in flight is closed, ``async def`` tools are cancelled,
+        built-in tools stop, and a sync tool still running is abandoned to finish on its
+        thread. The turn ends for the observers (``on_session_end`` with ``interrupted``)
+        before ``CancelledError`` propagates, within a fraction of a second.
         """
         loop = asyncio.get_running_loop()
         for function_tool in self._tools:
             if function_tool.is_async:
                 function_tool.bind_loop(loop)
-        worker = loop.run_in_executor(None, self.run, text)
+        # Cleared here, not on the worker: a cancel that comes before the worker starts
+        # must still stop the turn.
+        self._loop.cancel.clear()
+        worker = loop.run_in_executor(None, self._run, text)
         try:
             return await asyncio.shield(worker)
         except asyncio.CancelledError:
-            self._engine.cancel.set()
+            self._loop.cancel.set()
             await asyncio.wait([worker])
             raise
         finally:
@@ -162,7 +176,7 @@ class Agent:
         if self._closed:
             return
         self._closed = True
-        self._engine.finalize("shutdown")
+        self._loop.finalize("shutdown")
 
     def __enter__(self) -> Agent:
         return self
@@ -185,3 +199,12 @@ class Agent:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _toolset_names(toolsets: Iterable[str] | None) -> tuple[str, ...]:
+    """The ``toolsets=`` keyword as names; ``None`` (the default) offers no toolset."""
+    if toolsets is None:
+        return ()
+    if isinstance(toolsets, str):
+        raise TypeError(f"toolsets must be a list of names, got the string {toolsets!r}")
+    return tuple(toolsets)

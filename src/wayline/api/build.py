@@ -16,7 +16,8 @@ from typing import Any
 
 from wayline.api.functions import Tool
 from wayline.runtime import Runtime, build_runtime
-from wayline.runtime.agent import Agent as Engine
+from wayline.runtime.loop import TurnLoop
+from wayline.runtime.settings import check_toolsets
 
 __all__ = ["SETTING_NAMES", "AgentSpec", "build_agent"]
 
@@ -62,7 +63,7 @@ class AgentSpec:
     resume: str | None = None
 
 
-def build_agent(spec: AgentSpec) -> tuple[Runtime, Engine]:
+def build_agent(spec: AgentSpec) -> tuple[Runtime, TurnLoop]:
     """Build the runtime and a top-level agent for ``spec``.
 
     Raises ``ConfigError`` for bad config or flags, ``ValueError``/``TypeError`` for a bad
@@ -103,6 +104,9 @@ def build_agent(spec: AgentSpec) -> tuple[Runtime, Engine]:
         )
     for plugin_object in spec.plugins:
         manager.add_plugin(plugin_object)
+    if spec.toolsets is not None:
+        source = "--toolsets" if spec.platform == "cli" else "toolsets="
+        check_toolsets(manager.tools, spec.toolsets, source)
     for hook_name, callback in spec.hooks:
         manager.hooks.register(hook_name, callback, spec.owner)
     for kind, callback in spec.middleware:

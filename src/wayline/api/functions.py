@@ -10,12 +10,14 @@ paragraph) and each parameter's description (a Google-style ``Args:`` section or
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
 import re
 import threading
 import types
 import typing
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
@@ -23,7 +25,12 @@ from typing import TYPE_CHECKING, Any, overload
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Tool", "UntypedParameterWarning", "tool"]
+
+
+class UntypedParameterWarning(UserWarning):
+    """A function tool's parameter has no type hint: the model gets no schema for it."""
+
 
 _ARGS_HEADERS = frozenset({"args", "arguments", "parameters", "params"})
 _SECTION = re.compile(r"^([A-Z][A-Za-z ]*):\s*$")
@@ -89,7 +96,6 @@ class Tool:
 
     def handler(self, args: dict[str, Any], **context: Any) -> str:
         """The registry handler: validate ``args``, call the function, encode its result."""
-        del context  # the call context (ids, cwd, cancel) is for built-in tools
         from pydantic import ValidationError
 
         try:
@@ -101,15 +107,45 @@ class Tool:
             )
             return json.dumps({"error": f"invalid arguments for {self.name!r}: {problems}"})
         kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
-        result = self._run_async(kwargs) if self.is_async else self.fn(**kwargs)
-        return _encode(result)
+        if not self.is_async:
+            return _encode(self.fn(**kwargs))
+        ctx = context.get("ctx")
+        return _encode(self._run_async(kwargs, getattr(ctx, "cancel", None)))
 
-    def _run_async(self, kwargs: dict[str, Any]) -> Any:
+    def _run_async(self, kwargs: dict[str, Any], cancel: threading.Event | None) -> Any:
+        """Await the function on the bound loop (or a loop of its own); the turn's cancel
+        cancels its task there, which raises ``CancelledError`` inside the function."""
+        from wayline.runtime.cancel import on_cancel
+        from wayline.runtime.tools.base import ToolCancelled
+
         with self._loop.lock:
             loop = self._loop.loop
-        if loop is not None and loop.is_running():
-            return asyncio.run_coroutine_threadsafe(self.fn(**kwargs), loop).result()
-        return asyncio.run(self.fn(**kwargs))
+        if loop is None or not loop.is_running():
+            return asyncio.run(self._own_loop(kwargs, cancel))
+        future = asyncio.run_coroutine_threadsafe(self.fn(**kwargs), loop)
+        stop = on_cancel(cancel, future.cancel)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise ToolCancelled(f"{self.name}: cancelled") from None
+        finally:
+            stop()
+
+    async def _own_loop(self, kwargs: dict[str, Any], cancel: threading.Event | None) -> Any:
+        from wayline.runtime.cancel import on_cancel
+        from wayline.runtime.tools.base import ToolCancelled
+
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(self.fn(**kwargs))
+        stop = on_cancel(cancel, lambda: loop.call_soon_threadsafe(task.cancel))
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise ToolCancelled(f"{self.name}: cancelled") from None
+            raise
+        finally:
+            stop()
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
         """Run this async tool on ``loop`` from now on (None: a fresh loop per call)."""
@@ -188,6 +224,8 @@ def _arguments_model(
             )
         if param.kind is param.POSITIONAL_ONLY:
             raise TypeError(f"tool {tool_name!r}: positional-only parameter {param.name!r}")
+        if param.name not in hints:
+            _warn_untyped(fn, tool_name, param.name)
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         doc = arg_docs.get(param.name)
@@ -197,6 +235,20 @@ def _arguments_model(
             fields[param.name] = (annotation, default)
     model: type[BaseModel] = create_model(f"{tool_name}_arguments", **fields)
     return model
+
+
+def _warn_untyped(fn: Callable[..., Any], tool_name: str, param: str) -> None:
+    """Warn, at the function's own definition, that ``param`` has no type hint."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    message = (
+        f"tool {tool_name!r}: parameter {param!r} has no type hint, so its schema says nothing "
+        "and the model's JSON value is passed as it is (a string stays a string); annotate "
+        f"it, e.g. `{param}: int`"
+    )
+    if code is None:
+        warnings.warn(message, UntypedParameterWarning, stacklevel=4)
+        return
+    warnings.warn_explicit(message, UntypedParameterWarning, code.co_filename, code.co_firstlineno)
 
 
 def _has_description(annotation: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,11 @@ from typing import Any
 import yaml
 
 
-class ConfigError(Exception):
-    """Bad user input in a file: carries the file, line and field it is about."""
+class ConfigError(ValueError):
+    """Bad user input in a file (or a flag): carries the file, line and field it is about.
+
+    A ``ValueError``, so code that builds an agent from Python can catch it as one.
+    """
 
     def __init__(self, path: Path | str, line: int | None, message: str) -> None:
         self.path = Path(path)
@@ -19,6 +23,56 @@ class ConfigError(Exception):
         self.message = message
         where = f"{self.path}:{line}" if line else str(self.path)
         super().__init__(f"{where}: {message}")
+
+
+#: The keys config.yaml may hold, per section: a misspelt key is an error, not silence.
+#: ``plugins.entries.<key>`` belongs to each plugin and is not checked here.
+CONFIG_KEYS: dict[str, frozenset[str]] = {
+    "": frozenset({"model", "agent", "approvals", "delegation", "plugins"}),
+    "model": frozenset(
+        {"provider", "default", "name", "base_url", "api_key", "max_retries", "timeout", "stream"}
+    ),
+    "agent": frozenset({"max_turns", "toolsets", "system_prompt"}),
+    "approvals": frozenset({"mode", "timeout"}),
+    "delegation": frozenset(
+        {
+            "max_spawn_depth",
+            "max_concurrent_children",
+            "child_timeout_seconds",
+            "max_iterations",
+            "model",
+            "provider",
+            "base_url",
+            "api_key",
+        }
+    ),
+    "plugins": frozenset({"enabled", "disabled", "entries"}),
+}
+
+
+def did_you_mean(name: str, known: Iterable[str], what: str) -> str:
+    """``; did you mean 'x'? known <what>: a, b, c`` for an unknown ``name``."""
+    import difflib
+
+    names = sorted(set(known))
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ";"
+    return f"{hint} known {what}: {', '.join(names) or '(none)'}"
+
+
+def _check_keys(doc: YamlDoc) -> None:
+    """Refuse a key config.yaml does not define, at the first one in file order."""
+    data = doc.data
+    assert isinstance(data, dict)
+    for section, known in CONFIG_KEYS.items():
+        mapping = data if not section else data.get(section)
+        if not isinstance(mapping, dict):
+            continue
+        keys = (section,) if section else ()
+        for key in mapping:
+            if key not in known:
+                hint = did_you_mean(str(key), known, "keys")
+                raise doc.error(f"unknown key{hint}", *keys, key)
 
 
 def wayline_home() -> Path:
@@ -124,6 +178,7 @@ def load_config(home: Path | None = None) -> YamlDoc:
         value = doc.data.get(section)
         if value is not None and not isinstance(value, dict) and section != "model":
             raise doc.error("must be a mapping", section)
+    _check_keys(doc)
     return doc
 
 

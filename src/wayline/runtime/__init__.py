@@ -8,10 +8,10 @@ from typing import Any
 
 from wayline.host.config import ConfigError, wayline_home
 from wayline.host.manager import PluginManager
-from wayline.runtime.agent import Agent, TurnResult
+from wayline.runtime.loop import TurnLoop, TurnResult
 from wayline.runtime.provider import Provider, ProviderConfig
 from wayline.runtime.sessions import SessionStore
-from wayline.runtime.settings import AgentSettings, load_settings
+from wayline.runtime.settings import AgentSettings, check_toolsets, load_settings
 
 
 @dataclass(slots=True)
@@ -23,8 +23,8 @@ class Runtime:
     store: SessionStore
     provider: Provider | None = None
 
-    def agent(self, **kwargs: Any) -> Agent:
-        """A new top-level agent (``platform="cli"`` unless given).
+    def agent(self, **kwargs: Any) -> TurnLoop:
+        """A new top-level agent's turn loop (``platform="cli"`` unless given).
 
         Agents of one runtime share one provider: the SDK client and its connection
         pool are built once, not per conversation, and before the agent's first turn.
@@ -37,7 +37,7 @@ class Runtime:
             self.provider = Provider(self.settings.provider)
             self.provider.client()
         kwargs.setdefault("provider", self.provider)
-        return Agent(self.manager, self.settings, store=self.store, **kwargs)
+        return TurnLoop(self.manager, self.settings, store=self.store, **kwargs)
 
 
 def build_runtime(
@@ -59,15 +59,29 @@ def build_runtime(
     register_delegation_tool(manager.tools)
     settings = load_settings(manager.config_doc, **overrides)
     manager.discover_and_load(extra_enabled=extra_plugins)
+    # Toolsets are known once plugins have registered theirs: a typo is refused here.
+    doc = manager.config_doc
+    configured = (doc.data or {}).get("agent") or {}
+    if configured.get("toolsets") is not None:
+        check_toolsets(manager.tools, _names(configured["toolsets"]), "config.yaml", doc)
+    if overrides.get("toolsets") is not None:
+        check_toolsets(manager.tools, settings.toolsets, "toolsets")
     return Runtime(manager, settings, SessionStore(home / "sessions"))
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """A toolsets value (already checked by ``load_settings``) as a tuple of names."""
+    if isinstance(value, str):
+        return tuple(t.strip() for t in value.split(",") if t.strip())
+    return tuple(value)
+
+
 __all__ = [
-    "Agent",
     "AgentSettings",
     "ProviderConfig",
     "Runtime",
     "SessionStore",
+    "TurnLoop",
     "TurnResult",
     "build_runtime",
     "load_settings",

@@ -12,12 +12,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from wayline.contract.ids import RunContext
+from wayline.host.manager import PluginManager
 from wayline.redaction.sanitize import SanitizeMemo, redact_text, sanitize
 from wayline.redaction.unsanitized import Unsanitized
-from wayline.host.manager import PluginManager
+from wayline.runtime.cancel import TurnInterrupted
 from wayline.runtime.provider import (
     NormalizedResponse,
     Provider,
@@ -26,10 +28,6 @@ from wayline.runtime.provider import (
     classify,
     normalize,
 )
-
-
-class TurnInterrupted(Exception):
-    """The turn was cancelled (Ctrl-C in the parent, or a child's timeout)."""
 
 
 @dataclass(slots=True)
@@ -110,6 +108,43 @@ def _response_payload(resp: NormalizedResponse, *, defer: bool = False) -> Any:
     return Unsanitized(raw) if defer else sanitize(raw)
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One attempt's identity and timing, for its ``api_request_error`` payload."""
+
+    fields: dict[str, Any]
+    request: dict[str, Any]
+    memo: SanitizeMemo | None
+    started_at: float
+    t0: float
+    retry_count: int
+
+
+def _report_error(
+    manager: PluginManager, max_retries: int, attempt: _Attempt, error: ProviderError
+) -> None:
+    """``api_request_error`` for a failed (or cancelled) attempt, when anyone listens."""
+    hooks = manager.hooks
+    if "api_request_error" not in hooks.active:
+        return
+    hooks.invoke_hook(
+        "api_request_error",
+        **attempt.fields,
+        api_duration=time.perf_counter() - attempt.t0,
+        started_at=attempt.started_at,
+        ended_at=time.time(),
+        status_code=error.status_code,
+        retry_count=attempt.retry_count,
+        max_retries=max_retries,
+        retryable=error.retryable,
+        reason=error.reason,
+        error={"type": error.error_type, "message": redact_text(str(error))[:2000]},
+        request=_sanitized_request(
+            attempt.request, attempt.memo, defer=hooks.queued_only("api_request_error")
+        ),
+    )
+
+
 def call_llm(
     manager: PluginManager,
     provider: Provider,
@@ -160,32 +195,28 @@ def call_llm(
             raw = chains.execute(
                 "llm_execution",
                 effective,
-                provider.call,
+                partial(provider.call, cancel=cancel),
                 original=result.original,
                 middleware_trace=trace,
                 **fields,
             )
             response = normalize(raw)
+        except (TurnInterrupted, KeyboardInterrupt) as exc:
+            # The request was cancelled and its connection closed: the attempt still ends
+            # for the observers (an open llm span would otherwise never close).
+            cancelled = ProviderError(
+                "the model request was cancelled",
+                error_type=type(exc).__name__,
+                reason="interrupted",
+                retryable=False,
+            )
+            attempt = _Attempt(fields, effective, memo, started_at, t0, retry_count)
+            _report_error(manager, cfg.max_retries, attempt, cancelled)
+            raise
         except Exception as exc:
             error = classify(exc)
-            ended_at = time.time()
-            if "api_request_error" in active:
-                hooks.invoke_hook(
-                    "api_request_error",
-                    **fields,
-                    api_duration=time.perf_counter() - t0,
-                    started_at=started_at,
-                    ended_at=ended_at,
-                    status_code=error.status_code,
-                    retry_count=retry_count,
-                    max_retries=cfg.max_retries,
-                    retryable=error.retryable,
-                    reason=error.reason,
-                    error={"type": error.error_type, "message": redact_text(str(error))[:2000]},
-                    request=_sanitized_request(
-                        effective, memo, defer=hooks.queued_only("api_request_error")
-                    ),
-                )
+            attempt = _Attempt(fields, effective, memo, started_at, t0, retry_count)
+            _report_error(manager, cfg.max_retries, attempt, error)
             if not error.retryable or retry_count >= cfg.max_retries:
                 error.attempts, error.base_url = retry_count + 1, cfg.base_url
                 raise error from exc

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from wayline.contract.ids import RunContext, new_session_id, new_subagent_id
 from wayline.host.tools import ToolRegistry
+from wayline.runtime.cancel import CancelEvent, on_cancel
 from wayline.runtime.provider import ProviderConfig
 from wayline.runtime.tools.base import ToolCancelled, tool_error
 
 if TYPE_CHECKING:
-    from wayline.runtime.agent import Agent, TurnResult
+    from wayline.runtime.loop import TurnLoop, TurnResult
 
 SCHEMA: dict[str, Any] = {
     "name": "delegate_task",
@@ -66,7 +67,7 @@ def register_delegation_tool(registry: ToolRegistry) -> None:
 class _Child:
     index: int
     task: dict[str, Any]
-    agent: Agent
+    agent: TurnLoop
     cancel: threading.Event
     started: float = 0.0
     future: Future[TurnResult] | None = None
@@ -91,9 +92,9 @@ def _tasks(args: dict[str, Any]) -> list[dict[str, Any]] | str:
     return tasks
 
 
-def make_delegate_tool(parent: Agent) -> Any:
+def make_delegate_tool(parent: TurnLoop) -> Any:
     """The ``delegate_task`` implementation bound to ``parent``."""
-    from wayline.runtime.agent import Agent
+    from wayline.runtime.loop import TurnLoop
 
     def child_settings(task: dict[str, Any]) -> Any:
         s = parent.settings
@@ -123,11 +124,11 @@ def make_delegate_tool(parent: Agent) -> Any:
         children: list[_Child] = []
         for i, task in enumerate(tasks):
             child_id = new_subagent_id(i)
-            cancel = threading.Event()
+            cancel = CancelEvent()
             settings = child_settings(task)
             # Children on the parent's endpoint reuse its SDK client and connection pool.
             shared = parent.provider if settings.provider == parent.provider.cfg else None
-            agent = Agent(
+            agent = TurnLoop(
                 parent.manager,
                 settings,
                 provider=shared,
@@ -169,7 +170,17 @@ def make_delegate_tool(parent: Agent) -> Any:
                     prompt = f"{prompt}\n\nContext:\n{child.task['context']}"
                 child.started = time.monotonic()
                 child.future = pool.submit(_run_child, child.agent, prompt)
-            _wait(children, parent.cancel, limits.child_timeout_seconds)
+
+            # The parent's cancel reaches each child's model request and tools at once.
+            def cancel_children() -> None:
+                for child in children:
+                    child.cancel.set()
+
+            unlink = on_cancel(parent.cancel, cancel_children)
+            try:
+                _wait(children, parent.cancel, limits.child_timeout_seconds)
+            finally:
+                unlink()
         finally:
             pool.shutdown(wait=True)
             for child in children:
@@ -201,7 +212,7 @@ def make_delegate_tool(parent: Agent) -> Any:
     return delegate
 
 
-def _run_child(agent: Agent, prompt: str) -> TurnResult:
+def _run_child(agent: TurnLoop, prompt: str) -> TurnResult:
     try:
         return agent.run_turn(prompt)
     finally:

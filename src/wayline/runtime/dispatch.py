@@ -7,6 +7,12 @@ to parallel-safe tools run concurrently on a bounded pool: all their
 ``pre_tool_call`` hooks fire first, in call order, and results return in call
 order. Every handler runs on a pool thread while the caller waits, so Ctrl-C in
 the caller can set the cancel event and still collect a ``cancelled`` outcome.
+
+On cancel the caller stops waiting: tools that watch ``ctx.cancel`` (the built-in ones,
+``async def`` function tools, which are cancelled on their loop) get a short grace to end
+themselves; a sync tool still running after it is abandoned to finish on its thread, its
+call reported ``cancelled`` now and its late result dropped. Each call reports
+``post_tool_call`` exactly once, whoever ends it.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +31,16 @@ from wayline.contract.ids import RunContext, new_tool_call_id
 from wayline.host.bus import describe_exception
 from wayline.host.manager import PluginManager
 from wayline.host.tools import ToolEntry
-from wayline.runtime.api_call import TurnInterrupted
 from wayline.runtime.approvals import Approver
+from wayline.runtime.cancel import TurnInterrupted, on_cancel
 from wayline.runtime.provider import ToolCall
 from wayline.runtime.tools.base import ToolCallContext, ToolCancelled, tool_error
 
 AgentTool = Callable[[dict[str, Any], RunContext, str], str]
+
+#: Seconds a cancelled batch waits for tools that stop themselves before abandoning them
+#: (well inside the half second a cancelled turn takes to return).
+CANCEL_GRACE = 0.25
 
 
 @dataclass(slots=True)
@@ -52,6 +62,28 @@ class Call:
     error_message: str | None = None
     duration_ms: int = 0
     done: bool = False
+    claimed: bool = False  # post_tool_call has been (or is being) reported
+
+
+#: Arguments nested deeper than this end the call with an error the model reads: every
+#: consumer after the parser (middleware copies, pydantic, sanitizing, exporters) recurses.
+MAX_ARGUMENT_DEPTH = 100
+
+
+def _too_deep(value: Any) -> bool:
+    """True when ``value`` (parsed JSON) nests lists/objects deeper than the bound."""
+    level: list[Any] = [value]
+    for _ in range(MAX_ARGUMENT_DEPTH):
+        nested: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                nested.extend(v for v in item.values() if isinstance(v, dict | list))
+            elif isinstance(item, list):
+                nested.extend(v for v in item if isinstance(v, dict | list))
+        if not nested:
+            return False
+        level = nested
+    return True
 
 
 def _status_of(result: str) -> tuple[str, str | None, str | None]:
@@ -92,16 +124,24 @@ class ToolDispatcher:
         self.cwd = cwd
         self.allowed = allowed
         self.agent_tools = agent_tools or {}
+        self._claims = threading.Lock()
 
     # -- planning ---------------------------------------------------------------------
     def _parse(self, index: int, tc: ToolCall) -> Call:
         call = Call(index, tc.name, tc.id or new_tool_call_id(), tc.arguments)
         try:
             parsed = json.loads(tc.arguments) if tc.arguments.strip() else {}
-        except ValueError as exc:
+        except ValueError as exc:  # a number of over 4,300 digits too
             call.parse_error = f"invalid JSON arguments for {tc.name!r}: {exc}"
             parsed = {}
-        if not isinstance(parsed, dict):
+        except RecursionError:
+            parsed = None  # deeper than the decoder goes: refused below
+        if parsed is None or _too_deep(parsed):
+            call.parse_error = (
+                f"arguments for {tc.name!r} are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+            )
+            parsed = {}
+        elif not isinstance(parsed, dict):
             call.parse_error = f"arguments for {tc.name!r} must be a JSON object"
             parsed = {}
         call.args = parsed
@@ -130,20 +170,58 @@ class ToolDispatcher:
         calls = [self._parse(i, tc) for i, tc in enumerate(tool_calls)]
         for segment in self._segments(calls):
             ready = [c for c in segment if self._prepare(c, ctx)]
-            futures: list[Future[None]] = [self.pool.submit(self._execute, c, ctx) for c in ready]
+            futures: list[Future[None]] = []
             try:
-                wait_futures(futures)
+                for c in ready:
+                    futures.append(self.pool.submit(self._execute, c, ctx))
+                self._wait(futures)
             except BaseException:
-                # Ctrl-C lands here on the caller's thread: ask every running tool to
-                # stop, then wait so each still reports its own cancelled outcome.
+                # Ctrl-C lands here on the caller's thread: ask every running tool to stop.
                 self.cancel.set()
-                wait_futures(futures)
+                self._settle(ready, futures, ctx)
                 raise
+            if self.cancel.is_set():
+                self._settle(ready, futures, ctx)
+                raise TurnInterrupted("tool execution cancelled")
             for fut in futures:
                 fut.result()
-            if self.cancel.is_set():
-                raise TurnInterrupted("tool execution cancelled")
         return calls
+
+    def _wait(self, futures: list[Future[None]]) -> None:
+        """Until every future is done or the turn is cancelled, whichever comes first."""
+        pending = set(futures)
+        if not pending:
+            return
+        woken: Future[None] = Future()
+
+        # set_result, not cancel(): only a result wakes a wait() already under way.
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        stop = on_cancel(self.cancel, wake)
+        try:
+            while pending and not woken.done():
+                _, pending = wait_futures({*pending, woken}, return_when=FIRST_COMPLETED)
+                pending.discard(woken)
+        finally:
+            stop()
+
+    def _settle(self, calls: list[Call], futures: list[Future[None]], ctx: RunContext) -> None:
+        """After a cancel: give running tools a grace to stop, then abandon the rest."""
+        wait_futures(futures, timeout=CANCEL_GRACE)
+        for i, call in enumerate(calls):
+            fut = futures[i] if i < len(futures) else None  # None: interrupted before submit
+            if fut is not None and fut.done():
+                continue
+            if fut is not None:
+                fut.cancel()  # a call that never started will not start now
+            if not self._claim(call):
+                continue  # its worker is reporting it right now
+            call.result = tool_error("cancelled: the user interrupted this tool call")
+            call.status, call.error_type = "cancelled", "cancelled"
+            call.error_message = "abandoned: still running when the turn was cancelled"
+            self._report(call, ctx, transform=False)
 
     def _fields(self, call: Call, ctx: RunContext) -> dict[str, Any]:
         return ctx.tool_fields(call.name, call.tool_call_id)
@@ -261,7 +339,20 @@ class ToolDispatcher:
 
         return transform
 
+    def _claim(self, call: Call) -> bool:
+        """True once per call: the one who ends it (its worker, or the cancel) reports it."""
+        with self._claims:
+            if call.claimed:
+                return False
+            call.claimed = True
+            return True
+
     def _finish(self, call: Call, ctx: RunContext, *, transform: bool) -> None:
+        if self._claim(call):
+            self._report(call, ctx, transform=transform)
+        # else: abandoned on cancel and already reported; this late result is dropped
+
+    def _report(self, call: Call, ctx: RunContext, *, transform: bool) -> None:
         hooks = self.manager.hooks
         fields = self._fields(call, ctx)
         outcome = {

@@ -21,8 +21,8 @@ from wayline.contract.ids import (
     new_task_id,
     new_turn_id,
 )
-from wayline.contract.sanitize import SanitizeMemo
 from wayline.host.manager import PluginManager
+from wayline.redaction.sanitize import SanitizeMemo
 from wayline.runtime.api_call import (
     REQUEST_MEMO_DEPTH,
     ContentSizes,
@@ -32,6 +32,7 @@ from wayline.runtime.api_call import (
     call_llm,
 )
 from wayline.runtime.approvals import Approver
+from wayline.runtime.cancel import CancelEvent
 from wayline.runtime.dispatch import AgentTool, ToolDispatcher
 from wayline.runtime.provider import NormalizedResponse, Provider
 from wayline.runtime.sessions import SessionStore
@@ -51,8 +52,11 @@ class TurnResult:
     tool_trace: list[dict[str, str]] | None = None
 
 
-class Agent:
-    """One conversation (a session) with a model, its tools and the plugin host."""
+class TurnLoop:
+    """The turn loop of one conversation (a session): model calls, tools and every hook.
+
+    The public face is :class:`wayline.Agent`; this class is what it and ``wayline chat`` drive.
+    """
 
     def __init__(
         self,
@@ -75,10 +79,11 @@ class Agent:
         self.platform = platform
         self.cwd = cwd or Path.cwd()
         self.store = store
-        self.cancel = cancel or threading.Event()
+        self.cancel = cancel if cancel is not None else CancelEvent()
         self.parent = parent
         self.subagent_id = subagent_id
         self.depth = depth
+        self._owns_provider = provider is None
         self.provider = provider or Provider(settings.provider)
         self.approver = approver or Approver(
             manager.hooks,
@@ -337,6 +342,8 @@ class Agent:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self.store is not None:
             self.store.close(self.session_id)
+        if self._owns_provider:
+            self.provider.close()
 
     def reset(self) -> str:
         """``/new``: finalize the old identity, start a new one; returns the new id."""
@@ -364,7 +371,7 @@ class Agent:
 
 def _provider_failure(exc: ProviderError) -> str:
     """The turn's final text when the provider call failed for good: what, where, how often."""
-    from wayline.contract.sanitize import redact_text
+    from wayline.redaction.sanitize import redact_text
 
     status = f", HTTP {exc.status_code}" if exc.status_code else ""
     tries = f"{exc.attempts} attempt{'s' if exc.attempts != 1 else ''}"

@@ -4,18 +4,30 @@ The SDK's own retries are off (``max_retries=0``): the agent loop owns retries s
 every failed attempt is visible as an ``api_request_error`` hook. This module
 classifies failures (status, retryable, reason) and normalises responses,
 streaming or not, into one shape.
+
+Requests go through the SDK's async client on one I/O thread per provider (an asyncio loop),
+while the calling thread waits for the result: that wait ends the moment the turn is
+cancelled, and cancelling the request's task closes its HTTP response and connection, so the
+server sees the client go away. A blocking request on a sync client could only be abandoned.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
+import logging
 import random
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from wayline.contract.errors import ControlRejected
 from wayline.contract.ids import new_tool_call_id
+from wayline.runtime.cancel import TurnInterrupted, on_cancel
+
+log = logging.getLogger("wayline.runtime")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,27 +173,32 @@ def backoff_delay(cfg: ProviderConfig, retry_count: int, retry_after: float | No
 
 
 class Provider:
-    """Makes single Chat Completions attempts; thread-safe (one SDK client, shared)."""
+    """Makes single Chat Completions attempts; thread-safe (one SDK client, shared).
+
+    Calls from any number of threads share the client, its connection pool and the I/O
+    thread. :meth:`close` ends them; a provider that is garbage-collected unclosed closes
+    its client and stops its I/O thread too.
+    """
 
     def __init__(self, cfg: ProviderConfig) -> None:
         self.cfg = cfg
-        self._client: Any = None
+        self._io: _IoThread | None = None
         self._lock = threading.Lock()
 
-    def client(self) -> Any:
-        """The SDK client, created on first use (keeps ``import openai`` off the CLI's start)."""
-        if self._client is None:
+    def _channel(self) -> _IoThread:
+        io = self._io
+        if io is None:
             with self._lock:
-                if self._client is None:
-                    import openai
+                io = self._io
+                if io is None:
+                    io = self._io = _IoThread(self.cfg)
+                    weakref.finalize(self, io.shutdown)
+        return io
 
-                    self._client = openai.OpenAI(
-                        base_url=self.cfg.base_url,
-                        api_key=self.cfg.api_key or "wayline",
-                        max_retries=0,
-                        timeout=self.cfg.timeout,
-                    )
-        return self._client
+    def client(self) -> Any:
+        """The SDK's async client, created (with the I/O thread) on first use, so
+        ``import openai`` stays off the start of commands that make no model call."""
+        return self._channel().client
 
     def build_request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -197,17 +214,104 @@ class Provider:
             request["stream_options"] = {"include_usage": True}
         return request
 
-    def call(self, request: dict[str, Any]) -> Any:
-        """One attempt; returns the raw SDK response or raises :class:`ProviderError`."""
+    def call(self, request: dict[str, Any], cancel: threading.Event | None = None) -> Any:
+        """One attempt; returns the raw SDK response or raises :class:`ProviderError`.
+
+        Blocks the calling thread until the answer arrives. When ``cancel`` is set meanwhile,
+        or the wait itself is interrupted (Ctrl-C), the request is cancelled on the I/O
+        thread, which closes its connection, and this raises :class:`TurnInterrupted` (or
+        the interrupting exception) at once.
+        """
+        io = self._channel()
+        future = asyncio.run_coroutine_threadsafe(_attempt(io.client, request), io.loop)
+        stop_waiting = on_cancel(cancel, future.cancel)
         try:
-            kwargs = _sdk_kwargs(request)
-            if kwargs.get("stream"):
-                return _collect_stream(self.client().chat.completions.create(**kwargs))
-            kwargs.pop("stream_options", None)
-            kwargs.pop("stream", None)
-            return self.client().chat.completions.create(**kwargs)
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise TurnInterrupted("the model request was cancelled") from None
+        except ProviderError:
+            raise
         except Exception as exc:
             raise classify(exc) from exc
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            stop_waiting()
+
+    def close(self) -> None:
+        """Close the client's connections and stop the I/O thread; idempotent. A later call
+        starts a fresh client and thread."""
+        with self._lock:
+            io, self._io = self._io, None
+        if io is not None:
+            io.shutdown(wait=True)
+
+
+class _IoThread:
+    """The SDK client and the asyncio loop, on a daemon thread, where its requests run."""
+
+    def __init__(self, cfg: ProviderConfig) -> None:
+        import openai
+
+        self.client: Any = openai.AsyncOpenAI(
+            base_url=cfg.base_url,
+            api_key=cfg.api_key or "wayline",
+            max_retries=0,
+            timeout=cfg.timeout,
+        )
+        self.loop = asyncio.new_event_loop()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="wayline-provider-io", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Cancel what still runs, close the client on its loop, then stop the loop. Safe
+        from any thread (a garbage collector's too); ``wait`` joins the thread."""
+        if self._stopping:
+            return
+        self._stopping = True
+        try:
+            self.loop.call_soon_threadsafe(self._begin_shutdown)
+        except RuntimeError:  # the loop is closed already
+            return
+        if wait and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+    def _begin_shutdown(self) -> None:
+        self.loop.create_task(self._close())
+
+    async def _close(self) -> None:
+        current = asyncio.current_task()
+        pending = [t for t in asyncio.all_tasks() if t is not current]
+        for task in pending:
+            task.cancel()
+        try:
+            await asyncio.gather(*pending, return_exceptions=True)
+            await self.client.close()
+        except Exception:  # a connection that will not close cleanly is dropped anyway
+            log.debug("closing the provider's client failed", exc_info=True)
+        finally:
+            self.loop.stop()
+
+
+async def _attempt(client: Any, request: dict[str, Any]) -> Any:
+    """The request on the I/O loop; a cancelled task closes the HTTP response it holds."""
+    kwargs = _sdk_kwargs(request)
+    if kwargs.get("stream"):
+        stream = await client.chat.completions.create(**kwargs)
+        async with stream:
+            return await _collect_stream(stream)
+    kwargs.pop("stream_options", None)
+    kwargs.pop("stream", None)
+    return await client.chat.completions.create(**kwargs)
 
 
 def _sdk_kwargs(request: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +336,7 @@ def _sdk_kwargs(request: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _collect_stream(stream: Any) -> dict[str, Any]:
+async def _collect_stream(stream: Any) -> dict[str, Any]:
     """Fold SSE chunks into one Chat Completions-shaped dict."""
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -240,7 +344,7 @@ def _collect_stream(stream: Any) -> dict[str, Any]:
     usage: Any = None
     model: str | None = None
     response_id: str | None = None
-    for chunk in stream:
+    async for chunk in stream:
         model = getattr(chunk, "model", None) or model
         response_id = getattr(chunk, "id", None) or response_id
         if getattr(chunk, "usage", None) is not None:

@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from wayline.redaction.sanitize import REDACTED, is_sensitive_key, redact_text
 from wayline.host.config import ConfigError
+from wayline.redaction.sanitize import REDACTED, is_sensitive_key, redact_text
 
 
 def redact(value: Any) -> Any:

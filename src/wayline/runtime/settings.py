@@ -1,12 +1,15 @@
-"""Agent settings: ``config.yaml`` (seed 001 layout) + environment + CLI flags."""
+"""Agent settings: ``config.yaml`` (the Hermes layout) + environment + CLI flags."""
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wayline.host.config import ConfigError, YamlDoc
+from wayline.host.tools import ToolRegistry
 from wayline.runtime.provider import ProviderConfig
 
 DEFAULT_TOOLSETS = ("terminal", "file", "delegation")
@@ -113,6 +116,31 @@ def _toolsets(doc: YamlDoc, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def check_toolsets(
+    registry: ToolRegistry, names: Iterable[str], source: str, doc: YamlDoc | None = None
+) -> None:
+    """Raise ``ConfigError`` (a ``ValueError``) for the first name that is neither a
+    toolset nor a tool of ``registry``, with a did-you-mean and the known toolsets.
+
+    ``source`` names where the list came from (``--toolsets``, ``toolsets=``); with ``doc``
+    the error points at the item's line in config.yaml (``agent.toolsets``).
+    """
+    toolsets = registry.toolsets()
+    known = set(toolsets) | set(registry.names())
+    for i, name in enumerate(names):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ";"
+        message = (
+            f"unknown toolset {name!r}{hint} known toolsets: {', '.join(sorted(toolsets))} "
+            "(or the name of a single tool)"
+        )
+        if doc is not None:
+            raise doc.error(message, "agent", "toolsets", i)
+        raise ConfigError(source, None, message)
+
+
 def load_settings(doc: YamlDoc, **overrides: Any) -> AgentSettings:
     """Build settings from config.yaml; CLI ``overrides`` (non-None) win, then env, then file."""
     model = (doc.data or {}).get("model")
@@ -173,9 +201,10 @@ def load_settings(doc: YamlDoc, **overrides: Any) -> AgentSettings:
         mode = "yolo"
     if mode not in ("manual", "yolo", "deny"):
         raise doc.error(f"must be manual, off or deny, got {mode!r}", "approvals", "mode")
-    toolsets = _toolsets(
-        doc, overrides.get("toolsets") or agent.get("toolsets") or DEFAULT_TOOLSETS
-    )
+    configured = agent.get("toolsets")
+    if configured is not None:
+        _toolsets(doc, configured)  # a bad config.yaml is refused even when a flag wins
+    toolsets = _toolsets(doc, overrides.get("toolsets") or configured or DEFAULT_TOOLSETS)
     delegation = DelegationSettings(
         max_spawn_depth=_num(
             doc, "delegation", "max_spawn_depth", deleg.get("max_spawn_depth", 1), int

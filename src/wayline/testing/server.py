@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import json
 import logging
+import select
 import socket
 import socketserver
 import struct
@@ -92,6 +93,7 @@ class ScriptedServer:
         self._counters: dict[tuple[int, int, str], int] = {}
         self._ids = itertools.count(1)
         self._conns: set[socket.socket] = set()
+        self._gone: list[int] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -172,6 +174,13 @@ class ScriptedServer:
                 raise TimeoutError(f"expected {n} chat requests, got {len(self._log)}")
             return list(self._log)
 
+    def wait_for_disconnect(self, index: int, timeout: float = 5.0) -> None:
+        """Block until the client of request ``index`` closed its connection while its answer
+        was delayed (``delay``/``hang``); raise ``TimeoutError`` otherwise."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: index in self._gone, timeout):
+                raise TimeoutError(f"the client of request {index} did not disconnect")
+
     def clear(self) -> None:
         """Forget the request log and reset every fault counter."""
         with self._lock:
@@ -213,9 +222,21 @@ class ScriptedServer:
                 _logger.warning("scripted server: on_request observer failed (ignored): %r", exc)
         return entry
 
-    def _sleep(self, seconds: float) -> bool:
-        """Sleep unless the server stops first; return True when it is stopping."""
-        return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
+    def _sleep(self, seconds: float, conn: socket.socket | None = None, index: int = -1) -> bool:
+        """Sleep unless the server stops or the client of ``conn`` goes away first; return
+        True when the answer should not be sent (either happened)."""
+        if seconds <= 0 or conn is None:
+            return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, 0.02)):
+                return True
+            if _closed_by_peer(conn):
+                with self._changed:
+                    self._gone.append(index)
+                    self._changed.notify_all()
+                return True
+        return self._stopping.is_set()
 
 
 @dataclass(frozen=True)
@@ -408,7 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         model = view.model if view.model in owner.script.models else owner.script.model
-        owner._record(
+        entry = owner._record(
             {
                 "method": self.command,
                 "path": self.path,
@@ -425,7 +446,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = _Reply(
             selection.response, view, model, cid, owner.script.chunk_chars, include_usage
         )
-        if owner._sleep(reply.spec.delay + (fault.hang if fault is not None else 0.0)):
+        delay = reply.spec.delay + (fault.hang if fault is not None else 0.0)
+        if owner._sleep(delay, self.connection, entry.index):
             self.close_connection = True
             return
         if fault is not None and self._apply_fault(fault, reply, stream):
@@ -491,3 +513,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         else:  # no terminating chunk: the client sees an incomplete chunked body
             self.close_connection = True
+
+
+def _closed_by_peer(conn: socket.socket) -> bool:
+    """True when the client closed (or reset) the connection: readable with nothing to read."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True

@@ -187,7 +187,7 @@ def _run(
     tmp: Path,
 ) -> tuple[JsonDict, dict[tuple[str, str], Any]]:
     from wayline.runtime import build_runtime
-    from wayline.runtime.agent import Agent
+    from wayline.runtime.loop import TurnLoop
     from wayline.runtime.provider import Provider
     from wayline.testing.server import ScriptedServer
 
@@ -235,7 +235,7 @@ def _run(
             max_turns=max(settings.max_turns, len(plan.root.responses) + 2),
             delegation=replace(settings.delegation, max_spawn_depth=depth),
         )
-        agent = Agent(
+        agent = TurnLoop(
             runtime.manager, settings, cwd=cwd, store=None, provider=Provider(settings.provider)
         )
         try:
