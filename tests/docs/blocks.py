@@ -56,6 +56,8 @@ SAFE_COMMANDS = frozenset(
 SKIP: list[tuple[str, str, str]] = [
     ("README.md", "pip install", "installs the package from the index"),
     ("README.md", "make demo", "make builds .venv; the suite itself runs inside make test"),
+    ("README.md", "source .venv/bin/activate",
+     "the tour: test_readme_tour.py runs it as printed, in a fresh clone of the repository"),
     ("docs/hermes.md", "pip install", "installs into Hermes' environment, runs hermes (interop)"),
     ("docs/hermes.md", "export HERMES_NEMO_RELAY", "runs hermes (tests/interop covers it)"),
     ("docs/reliability.md", "make test", "make runs the whole suite, this test included"),
