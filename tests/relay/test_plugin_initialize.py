@@ -1,4 +1,4 @@
-"""``wayline.relay.plugin.initialize``: a config dict, a plugins.toml, or both merged."""
+"""``wayline.relay.plugin.activate_exporters``: a config dict, a plugins.toml, or both merged."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from wayline import relay
-from wayline.relay.plugin import PluginsTomlError, initialize, merge_layers
+from wayline.relay.plugin import PluginsTomlError, activate_exporters, merge_layers
 
 
 def _observability(**config: Any) -> dict[str, Any]:
@@ -25,8 +25,8 @@ def _mark_into(activation: Any, name: str) -> list[str]:
 
 
 def test_a_config_dict_alone_starts_the_atof_file(tmp_path: Path) -> None:
-    """No plugins.toml: the dict is the whole configuration (as Relay's initialize(cfg))."""
-    activation = initialize(
+    """No plugins.toml: the dict is the whole configuration (as Relay's activate_exporters(cfg))."""
+    activation = activate_exporters(
         _observability(atof={"enabled": True, "output_directory": str(tmp_path), "filename": "a"})
     )
     assert activation.config.path == "<config>"
@@ -60,7 +60,7 @@ def test_the_config_dict_is_merged_over_the_file(tmp_path: Path) -> None:
             {"kind": "adaptive", "enabled": False, "config": {"mode": "schedule"}},
         ]
     }
-    activation = initialize(override, toml)
+    activation = activate_exporters(override, toml)
     atof = activation.config.atof
     assert atof is not None and (Path(atof.output_directory), atof.filename, atof.mode) == (
         tmp_path / "x",
@@ -82,13 +82,13 @@ def test_merge_replaces_nested_lists_and_skips_disabled_destinations() -> None:
     assert merged == {"tags": ["b"], "storage": [{"name": "s1"}]}
 
 
-def test_initialize_without_config_or_file_is_a_clear_error() -> None:
+def test_activate_exporters_without_config_or_file_is_a_clear_error() -> None:
     """Neither a dict nor a path: PluginsTomlError naming the config."""
-    with pytest.raises(PluginsTomlError, match="<config>: initialize needs"):
-        initialize()
+    with pytest.raises(PluginsTomlError, match="<config>: activate_exporters needs"):
+        activate_exporters()
 
 
 def test_a_bad_value_in_the_config_dict_names_the_field() -> None:
     """Errors in the dict layer name ``<config>`` and the field."""
     with pytest.raises(PluginsTomlError, match=r"<config>: atof.mode: must be append or"):
-        initialize(_observability(atof={"enabled": True, "mode": "sideways"}))
+        activate_exporters(_observability(atof={"enabled": True, "mode": "sideways"}))

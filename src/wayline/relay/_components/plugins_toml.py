@@ -1,4 +1,4 @@
-"""``plugins.toml`` component config and ``plugin.initialize`` (the nemo_relay name).
+"""The ``plugins.toml`` loader: component config files and the exporters they start.
 
 Accepted shapes for the observability component: the seed's ``version = 1`` flat
 sections (``[components.config.atof] output_directory/filename/mode``) and Relay
@@ -363,18 +363,21 @@ def merge_layers(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def initialize(
+def activate_exporters(
     config: dict[str, Any] | None = None, plugins_toml: str | Path | None = None
 ) -> Activation:
     """Start the observability exporters described by ``plugins_toml`` and/or ``config``
-    (nemo_relay's entry point): ``config`` is the programmatic layer, merged over the file
+    (what ``plugin.initialize`` does for the observability component): ``config`` is the
+    programmatic layer, merged over the file
     (:func:`merge_layers`); relative directories in it resolve from the current directory
     when there is no file."""
     if plugins_toml is not None:
         parsed = load_plugins_toml(plugins_toml, config)
     else:
         if not isinstance(config, dict):
-            raise PluginsTomlError("<config>", None, "initialize needs a config dict or a path")
+            raise PluginsTomlError(
+                "<config>", None, "activate_exporters needs a config dict or a path"
+            )
         parsed = _parse(merge_layers({}, config), "<config>", "", Path.cwd())
     name = f"wayline.plugins_toml.{id(parsed)}"
     streams = tuple(stream_exporter(sink) for sink in parsed.atof_streams)

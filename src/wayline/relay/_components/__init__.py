@@ -1,0 +1,1 @@
+"""Component configuration: the plugin host behind ``wayline.relay.plugin``, plugins.toml."""
