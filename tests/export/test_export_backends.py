@@ -97,8 +97,8 @@ def live_spans(recorded: dict[str, Path]) -> list[dict[str, Any]]:
 def test_phoenix_stores_the_exported_session_once(
     phoenix: Phoenix, recorded: dict[str, Path]
 ) -> None:
-    """Phoenix stores the session's spans with the live tree and cost; a second export of
-    the same ATOF adds no span."""
+    """Phoenix stores the session's spans with the live tree and cost; exporting the same
+    ATOF again, over HTTP and then over gRPC, adds no span."""
 
     def stored() -> list[dict[str, Any]]:
         path = f"/v1/projects/{urllib.parse.quote(PROJECT)}/spans?limit=500"
@@ -120,6 +120,14 @@ def test_phoenix_stores_the_exported_session_once(
     assert costs and all(isinstance(c, float) and c > 0 for c in costs)
     again = export(recorded["atof"], home=recorded["home"], args=args)
     assert again.returncode == 0, again.stderr
+    grpc = f"http://127.0.0.1:{phoenix.grpc_port}"
+    over_grpc = export(
+        recorded["atof"],
+        home=recorded["home"],
+        args=["--endpoint", grpc, "--protocol", "grpc", "--no-metrics"],
+    )
+    assert over_grpc.returncode == 0, over_grpc.stderr
+    assert json.loads(over_grpc.stdout)["spans_exported"] == len(live)
     time.sleep(2)  # give a duplicate time to land, were there one
     assert len(stored()) == len(live)
 
