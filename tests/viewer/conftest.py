@@ -81,6 +81,30 @@ def injection_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
+@pytest.fixture(scope="session")
+def rewrite_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real session (``rewrite_session.py``) whose middleware rewrote a call: ATIF and ATOF."""
+    base = tmp_path_factory.mktemp("rewrite")
+    (base / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WAYLINE_", "OTEL_"))}
+    env.update(
+        WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY=str(base / "atof"),
+        WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY=str(base / "atif"),
+    )
+    script = Path(__file__).with_name("rewrite_session.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), str(base / "home")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=base,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return base
+
+
 def _browser_or_skip() -> Any:
     ci = os.environ.get("CI", "").lower() == "true"
     problem = None
@@ -110,19 +134,24 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
-    """Open an HTML file from file:// and wait until it has drawn; collects page errors."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def open_page(browser: Any) -> Iterator[Any]:
+    """Open an HTML file from file:// and wait until all its data is drawn or appended;
+    collects page errors. ``width`` sets the viewport width (CSS pixels)."""
+    contexts: list[Any] = []
     errors: list[str] = []
 
-    def load(path: Path, fragment: str = "") -> Any:
+    def load(path: Path, fragment: str = "", width: int = 1280) -> Any:
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(path.resolve().as_uri() + fragment)
         page.wait_for_selector("html[data-ready='1']", timeout=15_000)
+        page.wait_for_function("() => window.__wlLoaded === 1", timeout=30_000)
         page.errors = errors
         return page
 
     yield load
-    context.close()
+    for context in contexts:
+        context.close()
     assert not errors, errors
