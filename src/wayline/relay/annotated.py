@@ -121,6 +121,19 @@ class AnnotatedLLMResponse:
         """The annotation as written on ATOF (absent fields omitted, ``extra`` flattened)."""
         return copy.deepcopy(_flatten(self, _RESPONSE_FIELDS, self.extra))
 
+    def __post_init__(self) -> None:
+        # Relay's native shape for a finish reason it does not know: {"unknown": "<raw>"}.
+        reason: Any = self.finish_reason
+        if isinstance(reason, Mapping) and isinstance(reason.get("unknown"), str):
+            self.finish_reason = reason["unknown"]
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> AnnotatedLLMResponse:
+        """An annotation from its ``to_dict`` form (unknown keys go to ``extra``)."""
+        known = {k: copy.deepcopy(v) for k, v in value.items() if k in _RESPONSE_FIELDS}
+        extra = {k: copy.deepcopy(v) for k, v in value.items() if k not in _RESPONSE_FIELDS}
+        return cls(**known, extra=extra)
+
     def response_text(self) -> str | None:
         """The message's text (a string, or its first text part)."""
         message = self.message

@@ -215,7 +215,11 @@ class GeminiGenerateContentCodec:
         parts = content.get("parts") if isinstance(content, dict) else None
         parts = parts if isinstance(parts, list) else []
         calls = [
-            {"id": c.get("name"), "name": c.get("name"), "arguments": c.get("args", {})}
+            {
+                "id": c.get("id") or c.get("name"),
+                "name": c.get("name"),
+                "arguments": c.get("args", {}),
+            }
             for c in (p.get("functionCall") for p in parts if isinstance(p, dict))
             if isinstance(c, dict)
         ]

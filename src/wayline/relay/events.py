@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from wayline.relay import subscribers as _subs
 from wayline.relay._scopes.severity import SEVERITY_KEY, LogSeverity
+from wayline.relay.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
 from wayline.relay.jsonfmt import dumps, encode_str
 from wayline.relay.timefmt import format_ns, parse_timestamp_ns
 
@@ -121,16 +122,18 @@ class _EventBase:
         return ts
 
     @property
-    def annotated_request(self) -> Any:
-        """``category_profile["annotated_request"]`` (a JSON object), or ``None``."""
+    def annotated_request(self) -> AnnotatedLLMRequest | None:
+        """``category_profile["annotated_request"]`` as an annotation object, or ``None``."""
         profile = self.category_profile
-        return None if profile is None else profile.get("annotated_request")
+        value = None if profile is None else profile.get("annotated_request")
+        return AnnotatedLLMRequest.from_dict(value) if isinstance(value, dict) else None
 
     @property
-    def annotated_response(self) -> Any:
-        """``category_profile["annotated_response"]`` (a JSON object), or ``None``."""
+    def annotated_response(self) -> AnnotatedLLMResponse | None:
+        """``category_profile["annotated_response"]`` as an annotation object, or ``None``."""
         profile = self.category_profile
-        return None if profile is None else profile.get("annotated_response")
+        value = None if profile is None else profile.get("annotated_response")
+        return AnnotatedLLMResponse.from_dict(value) if isinstance(value, dict) else None
 
     def _render(self) -> str:
         """The ATOF line text, newline included (rendered once, then cached in ``_line``)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
@@ -50,6 +51,8 @@ __all__ = [
     "stream_execute",
     "stream_execute_sync",
 ]
+
+_log = logging.getLogger("wayline.relay")
 
 CREDENTIAL_HEADERS: Final = frozenset(
     {
@@ -186,6 +189,7 @@ def _emit_end(
     annotated_response: dict[str, Any] | None,
     timestamp: datetime | None,
     extra_profile: dict[str, Any] | None = None,
+    response_codec: object = None,
 ) -> None:
     ended = end_timestamp_ns(span.started_ns, timestamp)
     callbacks = _subs._callbacks
@@ -194,7 +198,9 @@ def _emit_end(
         if response is not None and _sanitize.LLM_RESPONSE.chain:
             response, kept = _sanitize.llm_response(response)
             if not kept:
-                annotated_response = None
+                annotated_response = response_codec = None
+        if annotated_response is None and response_codec is not None and response is not None:
+            annotated_response = _decoded(response_codec, response)
         if annotated_response is not None and response is not None:
             profile["annotated_response"] = annotated_response
         if extra_profile:
@@ -218,15 +224,14 @@ def _emit_end(
         )
 
 
-def _response_annotation(response: Any, annotated: object, response_codec: object) -> Any:
-    if annotated is not None:
-        return annotation_json(annotated, "annotated_response")
-    if response_codec is None or response is None:
+def _decoded(response_codec: object, response: Any) -> Any:
+    """The codec's annotation of the recorded (sanitized) response; a failure only omits it."""
+    try:
+        decode = getattr(response_codec, "decode_response")  # noqa: B009
+        return annotation_json(decode(response), "decoded response annotation")
+    except Exception as exc:  # as Relay: a response codec failure never fails call_end
+        _log.warning("response codec could not decode the LLM response; no annotation: %s", exc)
         return None
-    decode = getattr(response_codec, "decode_response", None)
-    if not callable(decode):
-        raise TypeError("response_codec must have a decode_response(response) method")
-    return annotation_json(decode(response), "decoded response annotation")
 
 
 def call_end(
@@ -246,8 +251,22 @@ def call_end(
     becomes ``category_profile.annotated_response``.
     """
     recorded = data if response is None else response
-    annotation = _response_annotation(recorded, annotated_response, response_codec)
-    _emit_end(handle, recorded, ok_metadata(metadata), annotation, timestamp)
+    if response_codec is not None and not callable(
+        getattr(response_codec, "decode_response", None)
+    ):
+        raise TypeError("response_codec must have a decode_response(response) method")
+    annotation = None
+    if annotated_response is not None:
+        annotation = annotation_json(annotated_response, "annotated_response")
+        response_codec = None
+    _emit_end(
+        handle,
+        recorded,
+        ok_metadata(metadata),
+        annotation,
+        timestamp,
+        response_codec=response_codec,
+    )
 
 
 def _provider_request(request: LLMRequest, span: LLMHandle) -> LLMRequest:
@@ -389,7 +408,12 @@ def _finish(
     extra_profile: dict[str, Any] | None = None,
 ) -> None:
     try:
-        annotation = _response_annotation(response, None, response_codec)
+        annotation = None
+        if response_codec is not None and response is not None:
+            decode = getattr(response_codec, "decode_response", None)
+            if not callable(decode):
+                raise TypeError("response_codec must have a decode_response(response) method")
+            annotation = annotation_json(decode(response), "decoded response annotation")
     except Exception as exc:
         _fail(span, exc, extra_profile)
         raise
