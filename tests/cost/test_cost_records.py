@@ -67,7 +67,7 @@ def record(root: Path, model: str) -> dict[str, Path]:
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
             "WAYLINE_HOME": str(home),
-            "WAYLINE_RELAY_ATOF_ENABLED": "0",
+            "WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY": str(root / "atof"),
             "WAYLINE_RELAY_ATIF_ENABLED": "1",
             "WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY": str(root / "atif"),
             "WAYLINE_OTEL_EXPORTER": "file",
@@ -84,8 +84,10 @@ def record(root: Path, model: str) -> dict[str, Path]:
         )
     assert proc.returncode == 0, proc.stderr
     (trajectory,) = (root / "atif").glob("*.json")
+    (atof,) = (root / "atof").glob("*.jsonl")
     return {
         "atif": trajectory,
+        "atof": atof,
         "spans": root / "spans.jsonl",
         "metrics": root / "spans.metrics.jsonl",
     }
@@ -139,3 +141,32 @@ def test_unknown_model_records_no_cost(tmp_path: Path) -> None:
     assert "total_cost_usd" not in document["final_metrics"]
     spans = [json.loads(line) for line in paths["spans"].read_text().splitlines()]
     assert spans and all("llm.cost.total" not in s["attributes"] for s in spans)
+
+
+def test_converted_atof_carries_the_same_cost(priced: dict[str, Path], tmp_path: Path) -> None:
+    """`wayline atif convert` of the session's ATOF gives the same step costs, total and
+    price table as the plugin's own ATIF: the cost is in the record, not recomputed."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wayline",
+            "atif",
+            "convert",
+            str(priced["atof"]),
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (converted,) = tmp_path.glob("*.json")
+    document = json.loads(converted.read_text())
+    live = json.loads(priced["atif"].read_text())
+    costs = [s["metrics"]["cost_usd"] for s in document["steps"] if s.get("metrics")]
+    assert costs == [s["metrics"]["cost_usd"] for s in live["steps"] if s.get("metrics")]
+    assert document["final_metrics"]["total_cost_usd"] == live["final_metrics"]["total_cost_usd"]
+    assert document["agent"]["extra"]["pricing"] == live["agent"]["extra"]["pricing"]
