@@ -41,10 +41,13 @@ _HEAD = re.compile(
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%])")
 # A glued value: up to whitespace, a quote, a separator, a closing bracket or a JSON escape.
-_BARE = re.compile(r"""(?:[^\s"'`,;&\\)<]|\\(?![nrtbfu"'\\]))+""")
+_BARE = re.compile(
+    r"""(?:[^\s"'`,;&\\)<]|\\\\|\\(?![nrtbf"'\\]|u[0-9A-Fa-f]{4}))+"""
+)  # a JSON-escaped backslash ("\\\\") is a character of the value
 # Where an unquoted line value stops: a raw or JSON-escaped line break.
 _LINE_END = re.compile(r"\r|\n|\\+[nr]")
 _SCALAR_END = re.compile(r"[,}\]]")
+_TRAILING = re.compile(r"[\s)\]};,:]*(?:\{[^\r\n]*)?")
 # A line value's text up to a closing bracket it did not open (one nesting level is enough
 # for "f(a, b)" or "[x]" inside a value; deeper text simply runs to the line's end).
 _UNOPENED = re.compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
@@ -74,7 +77,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
         for w in sorted(words, key=len, reverse=True)
     )
     return re.compile(
-        r"""(?:=[=!:?]*+|[:,]|\|\||["'`][ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
+        r"""(?:=[=!:?]*+|[:,]|\|\||["'`]\\*[ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
         r"""(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
     )
 
@@ -173,8 +176,12 @@ def _value_span(
                 while end > start and text[end - 1] == "\\":
                     end -= 1
         closer = _UNOPENED.match(text, start, end)  # "{ token = 3 }": the block's "}" stays
-        if closer is not None and closer.end() < end:
-            end = closer.end()
+        if (
+            closer is not None
+            and closer.end() < end
+            and _TRAILING.fullmatch(text, closer.end(), end)
+        ):
+            end = closer.end()  # only closers at the end: "p)ss}w0rd" keeps its brackets
         if name_quoted:  # a JSON or dict key: a scalar ends at , } ]
             scalar_end = _SCALAR_END.search(text, start, end)
             end = scalar_end.start() if scalar_end is not None else end

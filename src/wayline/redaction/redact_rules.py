@@ -8,6 +8,7 @@ rules replace only their `secret` group, so the text around stays readable
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -89,6 +90,24 @@ def _pem_replacer(match: re.Match[str]) -> str:
 
 def _pem_apply(text: str) -> str:
     return _PEM.sub(_pem_replacer, text)
+
+
+# A PEM block in base64 (kubeconfig "client-key-data:", Helm values, env vars): the encoded
+# "-----BEGIN" starts it; a private key is replaced whole, a certificate is public and stays.
+_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}")
+
+
+def _b64_pem_replacer(match: re.Match[str]) -> str:
+    head = match.group(0)[:96]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=False)
+    except ValueError:
+        return match.group(0)
+    return REDACTED if b"PRIVATE KEY" in decoded else match.group(0)
+
+
+def _b64_pem_apply(text: str) -> str:
+    return _B64_PEM.sub(_b64_pem_replacer, text)
 
 
 _NOT_REDACTED = r"(?!<redacted>)"
@@ -272,7 +291,10 @@ _CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 def builtin_rules() -> list[SecretPattern]:
     """Every built-in value rule, in the order they are applied."""
-    rules = [SecretPattern("pem_private_key", frozenset({"private key"}), _pem_apply)]
+    rules = [
+        SecretPattern("pem_private_key", frozenset({"private key"}), _pem_apply),
+        SecretPattern("base64_pem_private_key", frozenset({"ls0tls1crudjti"}), _b64_pem_apply),
+    ]
     for name, pattern, triggers, flags in _CONTEXT_REGEXES:
         rules.append(regex_rule(name, re.compile(pattern, flags), triggers))
     for name, pattern, triggers in _CLI_REGEXES:

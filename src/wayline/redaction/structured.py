@@ -68,6 +68,13 @@ def _replace(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+# A literal compared with a credential name, literal first: if ("…" == password).
+_REVERSED = re.compile(
+    r"""(?P<q>\\*["'])(?P<val>[^"'\r\n]{1,512}?)(?P=q)[ \t]*(?:===|!==|==|!=)[ \t]*"""
+    r"""(?P<name>[A-Za-z_][\w.]{0,128})"""
+)
+
+
 def _width(indent: str) -> int:
     return len(indent.replace("\\t", "\t").expandtabs(2))
 
@@ -104,6 +111,10 @@ def apply_structured(text: str, is_sensitive: Callable[[str], bool]) -> str:
                 value = m.group("val").strip().strip("\"'")
                 if is_sensitive(m.group("name")) and not is_expression(value, quoted=True):
                     spans.append(m.span("val"))
+    if "==" in text or "!=" in text:
+        for m in _REVERSED.finditer(text):
+            if is_sensitive(m.group("name")) and not is_expression(m.group("val"), quoted=True):
+                spans.append(m.span("val"))
     if "secret" in lowered_has and _K8S_SECRET.search(text) is not None:
         spans.extend(_k8s_data(text))
     if "pwd" in lowered_has:

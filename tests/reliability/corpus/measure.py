@@ -17,6 +17,7 @@ the goals.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
@@ -65,10 +66,10 @@ _USER_PASS = re.compile(r"""["'{]*[^:/\s"']+["'}]*:["'{]*(?P<pw>[^:/\s"'{}]+)["'
 _USERINFO = re.compile(r"//[^:/@\s]*:(?P<pw>[^@/\s]+)@")
 
 
-def needle(secret: str) -> str:
+def needle(secret: str, text: str = "") -> str:
     """The part of a case's secret that must vanish: a URL's random path part, the password
-    of a ``user:password`` pair (the user name is no secret), else all of it."""
-    userinfo = _USERINFO.search(secret)
+    of a ``user:password`` pair or URL userinfo (the user name is no secret), else all of it."""
+    userinfo = _USERINFO.search(secret) or _USERINFO.search(text)
     if userinfo is not None:
         return userinfo.group("pw")
     if "://" in secret:
@@ -98,7 +99,7 @@ def excluded(case: Case) -> str | None:
     if case.rule in EXCLUDED_RULES:
         return "not a credential"
     assert case.secret is not None
-    if _MASK.search(case.secret) is not None:
+    if _MASK.search(case.secret) is not None or _MASK.search(case.text) is not None:
         return "mask or placeholder"
     if _CAMEL_WORD.fullmatch(case.secret) is not None or len(needle(case.secret)) < 8:
         return "field name or fragment, not a secret"
@@ -106,6 +107,80 @@ def excluded(case: Case) -> str | None:
     if wordy and (not any(c.isupper() for c in case.secret[1:]) or " " in case.secret):
         return "field name, not a secret"
     return None
+
+
+def generated_cases(count: int = 6, seed: int = 11) -> list[Case]:
+    """Formats the scanners' rules document, with seeded random bodies: private keys (PEM,
+    OpenSSH, base64 in a kubeconfig, escaped in JSON), database URLs, auth headers, cloud
+    credential lines. The bodies are random, so no memorised value can pass."""
+    rng = random.Random(seed)
+
+    def rand(n: int, alphabet: str = _B62) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    b64 = _B62 + "+/"
+    cases: list[Case] = []
+
+    def add(family: str, rule: str, text: str, secret: str) -> None:
+        cases.append(Case("generated", rule, family, text, secret))
+
+    for _ in range(count):
+        body = "\n".join(rand(64, b64) for _ in range(8))
+        for kind in ("RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED ", "DSA "):
+            pem = f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
+            add("private_key", f"pem {kind.strip() or 'pkcs8'}", pem, body.split("\n")[3])
+            add("private_key", "pem in json", json.dumps({"private_key": pem}), body[:64])
+        pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+        encoded = base64.b64encode(pem.encode()).decode()
+        add("private_key", "kubeconfig client-key-data", f"    client-key-data: {encoded}", encoded)
+        password = rand(rng.randint(10, 24), _B62 + "-_.~!*")  # valid in URL userinfo
+        user = rand(6, string.ascii_lowercase)
+        for scheme in ("postgresql", "mysql", "mongodb+srv", "redis", "amqp", "mssql"):
+            url = f"{scheme}://{user}:{password}@db-{rand(4).lower()}.internal:5432/app"
+            add("database_url", f"{scheme} url", f"DATABASE_URL={url}", password)
+            add("database_url", f"{scheme} url in prose", f"connect with {url} please", password)
+        add(
+            "database_url",
+            "ado.net connection string",
+            f"Server=tcp:db.example.net,1433;Database=app;User ID={user};Password={password};",
+            password,
+        )
+        token = rand(rng.randint(24, 48), _B62 + "-_.")
+        for scheme in ("Bearer", "Token", "Basic", "Splunk", "ApiKey", "SSWS", "Key"):
+            value = token if scheme != "Basic" else base64.b64encode(token.encode()).decode()
+            add("auth_header", f"Authorization {scheme}", f"Authorization: {scheme} {value}", value)
+            add(
+                "auth_header",
+                f"curl -H {scheme}",
+                f'curl -H "Authorization: {scheme} {value}" https://api.example.com/v1',
+                value,
+            )
+        add("auth_header", "X-API-Key header", f"X-API-Key: {token}", token)
+        secret = rand(40, b64)
+        add("cloud", "aws secret line", f"aws_secret_access_key = {secret}", secret)
+        add("cloud", "aws secret alone", secret, secret)
+        key = base64.b64encode(rng.randbytes(64)).decode()
+        add(
+            "cloud",
+            "azure storage connection string",
+            f"DefaultEndpointsProtocol=https;AccountName=acct{rand(4).lower()};AccountKey={key};"
+            "EndpointSuffix=core.windows.net",
+            key,
+        )
+        add(
+            "cloud",
+            "gcp service account json",
+            json.dumps(
+                {
+                    "type": "service_account",
+                    "private_key_id": rand(40, "0123456789abcdef"),
+                    "private_key": f"-----BEGIN PRIVATE KEY-----\n{body}\n"
+                    "-----END PRIVATE KEY-----\n",
+                }
+            ),
+            body[:64],
+        )
+    return cases
 
 
 def site_packages() -> Path:
@@ -237,7 +312,7 @@ class SecretFigures:
 def measure_secrets(cases: list[Case] | None = None) -> SecretFigures:
     """Run every scanner case through the exported embeddings."""
     figures = SecretFigures(Tally.new(), Tally.new(), [], Tally.new(), Tally.new())
-    for case in scanner_cases() if cases is None else cases:
+    for case in [*scanner_cases(), *generated_cases()] if cases is None else cases:
         source = case.source.split(":")[0]
         if case.secret is None:
             figures.fp_altered.add(source, redact_text(case.text) != case.text)
@@ -245,7 +320,7 @@ def measure_secrets(cases: list[Case] | None = None) -> SecretFigures:
         if excluded(case) is not None:
             figures.excluded.add(source, True)
             continue
-        secret = needle(case.secret)
+        secret = needle(case.secret, case.text)
         context = case.text.replace(secret, "\x00")
         missed = leaked(secret, context, exported(case.text))
         figures.by_family.add(case.family, missed)
