@@ -35,6 +35,8 @@ _HEXISH = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed ca
 # Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, ICO/MP4 headers: image or document data.
 _MEDIA_HEADS = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg")
 _WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
+_DIGIT = re.compile(r"[0-9]")
+_DOTTED_TAIL = re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
 _ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|[nrtbf]")
 
 
@@ -170,6 +172,21 @@ def redact_bare_tokens(text: str, replacement: str) -> str:
     pos = 0
     for match in _RUN.finditer(text):
         start, end = match.span()
+        if start < pos:
+            continue
+        tail = _DOTTED_TAIL.match(text, end) if text[end : end + 1] == "." else None
+        if (
+            tail is not None
+            and 23 <= end - start <= 28
+            and text[start].isalpha()
+            and _DIGIT.search(text, start, end) is not None
+            and _DIGIT.search(text, end, tail.end()) is not None
+        ):
+            # a Discord bot token: base64 user id, timestamp, HMAC (dots between)
+            out.append(text[pos:start])
+            out.append(replacement)
+            pos = tail.end()
+            continue
         if start and text[start - 1] == "\\":  # a JSON escape's letter is no token part
             escape = _ESCAPE.match(text, start)
             if escape is not None:
