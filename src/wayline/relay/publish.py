@@ -59,6 +59,8 @@ def _valid_value(value: Any) -> bool:
         return True
     if isinstance(value, list):
         kinds = {type(item) for item in value}
+        if kinds <= {int, float}:  # a numeric list may mix integers and fractions (as Relay)
+            return True
         return len(kinds) <= 1 and all(isinstance(i, (str, bool, int, float)) for i in value)
     return False
 

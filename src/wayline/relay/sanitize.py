@@ -14,6 +14,7 @@ They fail closed: a sanitizer that raises omits the payload and stops the chain.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 from typing import Any, Literal
@@ -121,7 +122,8 @@ def tool_payload(registry: Registry, name: str, payload: Any) -> Any:
     """``payload`` through the tool request or response sanitizers."""
     for entry in registry.chain:
         try:
-            payload = resolve(entry.fn(name, payload))
+            # A copy: sanitizers shape the record only, never what the tool receives.
+            payload = resolve(entry.fn(name, copy.deepcopy(payload)))
             if not is_json(payload):
                 raise TypeError(f"must return JSON data, not {type(payload).__name__}")
         except Exception as exc:

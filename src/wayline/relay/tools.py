@@ -73,6 +73,9 @@ def call(
         parent.propagation_root_uuid,
     )
     callbacks = _subs._callbacks
+    if not callbacks and _sanitize.TOOL_REQUEST.chain:
+        # As Relay: sanitizers run on every start, even when no subscriber records it.
+        _sanitize.tool_payload(_sanitize.TOOL_REQUEST, name, args)
     if callbacks:
         if _sanitize.TOOL_REQUEST.chain:
             args = _sanitize.tool_payload(_sanitize.TOOL_REQUEST, name, args)
