@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,19 +23,48 @@ from hypothesis import strategies as st
 
 from .support import HERMES_ATIF, HERMES_ATOF, invoke
 
-Command = Callable[[Path, Path], list[str | Path]]
+Command = Callable[[Path, Path, str], list[str | Path]]
 
-#: Each command that reads a file, as the argument list for one input file and a scratch dir.
+#: Each command that reads a file: its arguments for one input file, a scratch directory and
+#: the URL of a loopback OTLP receiver.
 COMMANDS: dict[str, Command] = {
-    "view": lambda f, out: ["view", f, "-o", out / "page.html"],
-    "view --tree": lambda f, out: ["view", f, "--tree"],
-    "replay": lambda f, out: ["replay", f, "-o", out / "replayed.json"],
-    "diff": lambda f, out: ["diff", f, HERMES_ATIF],
-    "export sft": lambda f, out: ["export", "sft", f, "-o", out / "sft.jsonl"],
-    "atif validate": lambda f, out: ["atif", "validate", f],
-    "atif convert": lambda f, out: ["atif", "convert", f, "-o", out / "atif"],
-    "atof validate": lambda f, out: ["atof", "validate", f],
+    "view": lambda f, out, otlp: ["view", f, "-o", out / "page.html"],
+    "view --tree": lambda f, out, otlp: ["view", f, "--tree"],
+    "replay": lambda f, out, otlp: ["replay", f, "-o", out / "replayed.json"],
+    "diff": lambda f, out, otlp: ["diff", f, HERMES_ATIF],
+    "export sft": lambda f, out, otlp: ["export", "sft", f, "-o", out / "sft.jsonl"],
+    "export otlp": lambda f, out, otlp: ["export", "otlp", f, "--endpoint", otlp],
+    "atif validate": lambda f, out, otlp: ["atif", "validate", f],
+    "atif convert": lambda f, out, otlp: ["atif", "convert", f, "-o", out / "atif"],
+    "atof validate": lambda f, out, otlp: ["atof", "validate", f],
 }
+
+
+class _Accept(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that takes every export (200, empty body) and keeps nothing."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the test reads the command's output, not the receiver's."""
+
+
+@pytest.fixture(scope="module")
+def otlp() -> Iterator[str]:
+    """The base URL of a loopback OTLP receiver for `export otlp`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Accept)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
 
 ATIF = HERMES_ATIF.read_bytes()
 ATOF = HERMES_ATOF.read_bytes()
@@ -112,7 +143,7 @@ def check(result: Result, what: str) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_hostile_files_give_one_line_never_a_crash(case: str, tmp_path: Path) -> None:
+def test_hostile_files_give_one_line_never_a_crash(case: str, tmp_path: Path, otlp: str) -> None:
     """Each file-reading command on each hostile file: exit 0/1/2, one error line when 2."""
     suffix, content = HOSTILE[case]
     path = tmp_path / f"input{suffix}"
@@ -120,7 +151,7 @@ def test_hostile_files_give_one_line_never_a_crash(case: str, tmp_path: Path) ->
     for name, command in COMMANDS.items():
         out = tmp_path / name.replace(" ", "_")
         out.mkdir()
-        check(invoke(*command(path, out), home=tmp_path / "home"), f"{case}: wayline {name}")
+        check(invoke(*command(path, out, otlp), home=tmp_path / "home"), f"{case}: wayline {name}")
 
 
 def test_the_fixed_set_includes_the_reported_breakers(tmp_path: Path) -> None:
@@ -129,7 +160,7 @@ def test_the_fixed_set_includes_the_reported_breakers(tmp_path: Path) -> None:
         path = tmp_path / f"{case.replace(' ', '_')}.json"
         path.write_bytes(HOSTILE[case][1])
         for name in ("diff", "export sft", "atif validate"):
-            result = invoke(*COMMANDS[name](path, tmp_path), home=tmp_path / "home")
+            result = invoke(*COMMANDS[name](path, tmp_path, ""), home=tmp_path / "home")
             assert result.exit_code == 2, (case, name, result.stderr)
             assert result.stderr.count("\n") == 1, (case, name, result.stderr)
 
@@ -171,14 +202,14 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
 )
 @given(sample=mutated(), name=st.sampled_from(sorted(COMMANDS)))
 def test_mutated_trajectories_never_crash_a_command(
-    sample: tuple[str, bytes], name: str, tmp_path_factory: pytest.TempPathFactory
+    sample: tuple[str, bytes], name: str, tmp_path_factory: pytest.TempPathFactory, otlp: str
 ) -> None:
     """Random splices into real trajectories: every command keeps the invariants."""
     suffix, content = sample
     work = tmp_path_factory.mktemp("fuzz")
     path = work / f"input{suffix}"
     path.write_bytes(content)
-    result = invoke(*COMMANDS[name](path, work), home=work / "home")
+    result = invoke(*COMMANDS[name](path, work, otlp), home=work / "home")
     check(result, f"wayline {name} on a mutated {suffix} file")
 
 
