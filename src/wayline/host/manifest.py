@@ -105,9 +105,24 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _refused_project_plugin(manifest: PluginManifest) -> PluginManifest:
+    """A project plugin that claims a bundled plugin's key, as an error row of its own."""
+    key = manifest.key
+    shown = f"{key} (project)"
+    error = (
+        f"{manifest.path}: refused: a project plugin may not replace the bundled plugin "
+        f"{key!r} (whatever WAYLINE_ENABLE_PROJECT_PLUGINS says; the bundled one stays); "
+        "give the project plugin a key of its own"
+    )
+    return PluginManifest(key=shown, name=shown, source="project", path=manifest.path, error=error)
+
+
 def discover(home: Path, *, cwd: Path | None = None) -> list[PluginManifest]:
-    """Every plugin from every source; a later source wins when keys collide."""
+    """Every plugin from every source; a later source wins when keys collide, except that a
+    project plugin never replaces a bundled one: a repository someone cloned must not swap
+    the redacting exporter for its own code. It is listed as a refused plugin instead."""
     by_key: dict[str, PluginManifest] = {}
+    bundled: set[str] = set()
     sources: list[tuple[Path, Source]] = [
         (Path(os.environ.get("WAYLINE_BUNDLED_PLUGINS") or BUNDLED_DIR), "bundled"),
         (home / "plugins", "user"),
@@ -116,6 +131,12 @@ def discover(home: Path, *, cwd: Path | None = None) -> list[PluginManifest]:
         sources.append(((cwd or Path.cwd()) / ".wayline" / "plugins", "project"))
     for root, source in sources:
         for manifest in scan_directory(root, source):
+            if source == "bundled":
+                bundled.add(manifest.key)
+            elif source == "project" and manifest.key in bundled:
+                refused = _refused_project_plugin(manifest)
+                by_key[refused.key] = refused
+                continue
             if manifest.key in by_key:
                 log.info(
                     "plugin %r from %s overrides the %s one",
