@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from wayline.plugins.observability import hookqueue
 from wayline.plugins.observability.hookqueue import (
@@ -154,9 +155,9 @@ def test_failures_are_counted_per_queue_and_the_worker_goes_on() -> None:
     assert hookqueue.event_time_ns() is None  # only set on the worker, per callback
 
 
-def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
-    """Through the bus, two plugins' queued callbacks queue the hook's one payload dict (no
-    copy per plugin) and still run with its keywords."""
+def test_bus_hands_queued_callbacks_one_snapshot_of_the_payload() -> None:
+    """Through the bus, two plugins' queued callbacks queue one snapshot of the hook's payload
+    (a copy, made once per hook call, not the host's dict) and run with its keywords."""
     from wayline.host import HookBus
 
     bus = HookBus()
@@ -164,17 +165,24 @@ def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
     opened = threading.Event()
     seen: list[tuple[str, dict[str, object]]] = []
 
-    def record(tag: str) -> object:
+    def record(tag: str) -> Callable[..., None]:
         return lambda **kw: seen.append((tag, kw))
 
     bus.register("post_tool_call", first.wrap("post_tool_call", record("one")), "one")
     bus.register("post_tool_call", second.wrap("post_tool_call", record("two")), "two")
     gate.put("h", lambda: opened.wait(5.0), {})  # holds the worker while we look
+    sent: dict[str, object] = {}
+
+    def keep(**payload: object) -> None:
+        sent.update(payload)
+
+    bus.register("post_tool_call", keep, "keeper")  # runs last, with the bus's payload
     bus.invoke_hook("post_tool_call", tool_name="t")
     with hookqueue.shared.lock:
         queued = [i for i in hookqueue.shared.items if i[4] == "post_tool_call"]
     opened.set()
     assert len(queued) == 2 and queued[0][2] is queued[1][2]
+    assert queued[0][2] == sent
     assert first.drain(5.0) and second.drain(5.0)
     expected = {"tool_name": "t", "telemetry_schema_version": "hermes.observer.v1"}
     assert seen == [("one", expected), ("two", expected)]
@@ -183,9 +191,9 @@ def test_bus_hands_queued_callbacks_one_payload_dict() -> None:
 def test_unsanitized_fields_are_sanitized_on_the_hook_thread_once_for_every_plugin() -> None:
     """When every callback of a hook is queued the bus passes the raw request; the hook thread
     sanitizes it (a secret never reaches an observer) and both plugins see one value."""
+    from wayline.host import HookBus
     from wayline.redaction.sanitize import sanitize
     from wayline.redaction.unsanitized import Unsanitized
-    from wayline.host import HookBus
 
     bus = HookBus()
     first, second = HookQueue(label="one"), HookQueue(label="two")

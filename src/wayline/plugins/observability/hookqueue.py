@@ -2,19 +2,26 @@
 
 Building OpenTelemetry spans, or rendering and writing ATOF lines and ATIF files, costs
 tens to hundreds of microseconds per hook; done on the calling thread, that would be added
-to every model call and tool call. So a hook call only appends ``(queue, callback, payload,
-time)`` to a bounded deque — the payload dict by reference, no copy — and one daemon thread,
-``wayline-hooks``, shared by every :class:`HookQueue` of the process, sanitizes the payloads
-and runs the callbacks in arrival order, mostly while the agent waits for its model or a
-tool. This is the design of the OpenTelemetry SDK's batch processor and of NeMo Relay's
-own dispatcher: one background thread, no second process.
+to every model call and tool call. So a hook call only appends ``(queue, callback, snapshot,
+time)`` to a bounded deque, and one daemon thread, ``wayline-hooks``, shared by every
+:class:`HookQueue` of the process, sanitizes the payloads and runs the callbacks in arrival
+order, mostly while the agent waits for its model or a tool. This is the design of the
+OpenTelemetry SDK's batch processor and of NeMo Relay's own dispatcher: one background
+thread, no second process.
 
-Like the batch processor, the thread works on a schedule rather than per hook: it gathers what
-arrives in a window of :data:`SCHEDULE_DELAY_S` and runs it as a batch (at once when
-:data:`BATCH_MAX` hooks wait, or when somebody drains), then gathers the next window. Only
-after a window with no hook at all does it sleep until a hook wakes it. Waking a thread costs
-the hook's caller a system call and, on a busy machine, its CPU; this way an agent at work
-wakes it about once per pause, not once per hook.
+What is queued is a snapshot (:mod:`~wayline.plugins.observability.snapshot`): a copy of
+every dict and list of the payload, equal to it when the hook fired, sharing only values that
+cannot change. The thread reads the payload later, and by then the host may have appended to
+the conversation it passed, or rewritten a message in place (Hermes does when it compresses
+context); the record must show what the hook reported, not what the host holds later.
+
+The thread runs the first hook after a pause at once (a session's first hook builds the
+plugins while the agent waits for its first model reply). While hooks keep coming it works
+on a schedule, like the batch processor: it gathers what arrives in a window of
+:data:`SCHEDULE_DELAY_S` and runs it as a batch (at once when :data:`BATCH_MAX` hooks wait,
+or when somebody drains), then gathers the next window. Only after a window with no hook at
+all does it sleep until a hook wakes it: waking a thread costs the hook's caller a system
+call and, on a busy machine, its CPU, so an agent at work wakes it about once per pause.
 
 Times stay exact: the thread pins relay's clock (:mod:`wayline.relay.clock`) to the time each
 callback's hook fired, so relay events stamp that time and spans started or ended without an
@@ -27,9 +34,7 @@ produces while one observer call runs, so an agent only waits when an exporter i
 the thread (a full disk, say).
 
 Every callback here is an OBSERVER: an exception is logged once per (queue, hook, exception
-type) and counted; the thread goes on. Payloads are read after the hook returned, which is
-safe because hosts build a fresh payload per hook and never mutate a message once it is in
-the conversation (the same assumption the sanitizer's memo makes).
+type) and counted; the thread goes on. Callbacks treat their payloads as read-only.
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from wayline.redaction.unsanitized import Memos, has_unsanitized, resolve_payload
 from wayline.host.bus import QueuedObserver
+from wayline.plugins.observability.snapshot import Snapshots
+from wayline.redaction.unsanitized import Memos, has_unsanitized, resolve_payload
 from wayline.relay.clock import pin, pinned_ns
 
 __all__ = [
@@ -93,7 +99,8 @@ class HookThread:
         self.has_items = threading.Condition(self.lock)  # the thread waits here for work
         self.progress = threading.Condition(self.lock)  # drain() and full producers wait here
         self.thread: threading.Thread | None = None
-        self.state = "idle"  # idle (a put wakes it), gathering, running
+        self.state = "idle"  # idle (a put wakes it), woken, gathering, running
+        self.rested = True  # after a pause the first hook runs at once
         self.waiters = 0  # callers waiting on ``progress``: the thread notifies only then
         self.urgent = 0  # drain() callers: the thread does not gather while there are any
         self.queued = 0  # items ever accepted ...
@@ -101,6 +108,7 @@ class HookThread:
         self.batch: list[Item] = []  # the batch being run, and how many of it ran
         self.ran = 0
         self.memos = Memos()  # sanitizer memos of the thread (the history repeats per call)
+        self.snapshots = Snapshots()  # what hook calls queue: copies of what may change
 
     def _full(self) -> bool:
         return len(self.items) >= min(BATCH_MAX, self.limit)
@@ -130,15 +138,18 @@ class HookThread:
             self.waiters -= 1
 
     def _next_batch(self) -> list[Item]:
-        """Gather hooks for one window and take them as a batch (called with the lock held).
+        """Take the next batch of hooks (called with the lock held).
 
-        A window that passes with no hook at all puts the thread to sleep until the next
-        hook wakes it; hooks that arrive while it gathers (the common case while an agent
-        works: one window follows the last batch) wake nobody.
+        After a pause (the thread has just started, or slept) the first hook runs at once:
+        a session's first hook builds the plugins, which should happen while the agent
+        waits for its first model reply, not a window later. While hooks keep coming the
+        thread gathers them for a window and runs them as a batch; hooks that arrive while
+        it gathers wake nobody. A window with no hook at all puts it to sleep until the next
+        hook wakes it.
         """
         items = self.items
         deadline = time.monotonic() + self.delay_s
-        while not (items and (self.urgent or self._full())):
+        while not (items and (self.rested or self.urgent or self._full())):
             left = deadline - time.monotonic()
             if left > 0:
                 self.state = "gathering"
@@ -147,9 +158,10 @@ class HookThread:
                 break
             else:
                 self.state = "idle"
+                self.rested = True
                 self.has_items.wait()
-                deadline = time.monotonic() + self.delay_s
         self.state = "running"
+        self.rested = False
         batch = self.batch = list(items)
         self.ran = 0
         items.clear()
@@ -212,6 +224,7 @@ class HookThread:
         self.batch, self.ran = [], 0
         self.thread = None
         self.state = "idle"
+        self.rested = True
         self.queued = self.done = 0
 
 
@@ -277,7 +290,8 @@ class HookQueue:
 
     def put(self, hook: str, callback: Callable[..., Any], payload: dict[str, Any]) -> None:
         """Queue one callback; after :meth:`close` it runs on the calling thread instead."""
-        item: Item = (self, callback, payload, time.time_ns(), hook)
+        ns = time.time_ns()
+        item: Item = (self, callback, self._thread.snapshots.take(payload), ns, hook)
         if self.closed or not self._thread.put(item):
             self.run(item, Memos())
 

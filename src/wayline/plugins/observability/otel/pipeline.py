@@ -57,7 +57,23 @@ def _resource(settings: OtelSettings) -> Resource:
         "service.version": _version(),
         "openinference.project.name": settings.project_name or settings.service_name,
     }
-    return Resource.create(attributes)
+    try:
+        return Resource.create(attributes)
+    except RuntimeError:
+        # A session shorter than the SDK's import leaves the building to the process's exit,
+        # when the SDK's thread pool for resource detectors refuses work: the standard
+        # OTEL_RESOURCE_ATTRIBUTES detector then runs here, on the calling thread.
+        from opentelemetry.sdk.resources import OTELResourceDetector
+        from opentelemetry.sdk.version import __version__ as sdk_version
+
+        sdk = Resource(
+            {
+                "telemetry.sdk.language": "python",
+                "telemetry.sdk.name": "opentelemetry",
+                "telemetry.sdk.version": sdk_version,
+            }
+        )
+        return sdk.merge(OTELResourceDetector().detect()).merge(Resource(attributes))
 
 
 def _sampler(settings: OtelSettings) -> Sampler | None:

@@ -1,8 +1,9 @@
 """One plugin instance: settings, the private pipeline and observer, and what a host calls.
 
-With ``async_hooks`` (the default) the pipeline and observer are built on the hook thread
-when the first hook arrives, not in ``register()``: importing the OpenTelemetry SDK then
-happens while the agent waits for its first model reply, not on its start-up path.
+With ``async_hooks`` (the default) the pipeline and observer are built on the hook thread,
+which runs a session's first hook at once, not in ``register()``: importing the
+OpenTelemetry SDK then happens while the agent waits for its first model reply, neither on
+its start-up path nor at a session's end.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ log = logging.getLogger("wayline.plugins.otel")
 KEY = "observability/otel"
 TRACEPARENT_ENV = "TRACEPARENT"
 PARENT_SESSION_ENV = "WAYLINE_PARENT_SESSION_ID"
-_SESSION_ENDS = ("on_session_end", "on_session_finalize", "on_session_reset")
+_SESSION_ENDS = ("on_session_finalize", "on_session_reset")
 
 
 class OtelPlugin:
@@ -101,9 +102,9 @@ class OtelPlugin:
         """Hook name → host callback, an OBSERVER that fails open.
 
         With ``async_hooks`` (the default) each callback only queues its payload for the
-        shared hook thread (see ``hookqueue``); a session's end waits (bounded by
-        ``flush_timeout_ms``) for the thread with ``force_flush_on_session_end`` (its spans
-        then are exported) and until the pipeline is built. ``arming`` wraps the
+        shared hook thread (see ``hookqueue``); with ``force_flush_on_session_end`` a
+        session's finalize/reset also waits (bounded by ``flush_timeout_ms``) until its spans
+        are ended and exported (otherwise the exit does both). ``arming`` wraps the
         session start and end callbacks (the plugin's exit hook re-arms there:
         :meth:`wayline.host.ExitHook.arming`).
         """
@@ -111,24 +112,14 @@ class OtelPlugin:
         queue = self.queue
         if queue is not None:
             timeout_s = self.settings.flush_timeout_ms / 1000.0
+            waits = _SESSION_ENDS if self.settings.force_flush_on_session_end else ()
             for name, callback in hooks.items():
-                if name in _SESSION_ENDS:
-                    hooks[name] = queue.wrap(
-                        name, callback, wait_s=timeout_s, wait_if=self._end_waits
-                    )
-                else:
-                    hooks[name] = queue.wrap(name, callback)
+                wait_s = timeout_s if name in waits else None
+                hooks[name] = queue.wrap(name, callback, wait_s=wait_s)
         if arming is not None:
             for name in ("on_session_start", "on_session_end"):
                 hooks[name] = arming(hooks[name])
         return hooks
-
-    def _end_waits(self, payload: dict[str, Any]) -> bool:
-        """Whether a session's end waits for the hook thread: with ``force_flush_on_session_end``,
-        and while the pipeline is not built yet. A session shorter than the thread's gathering
-        window would otherwise leave the building to the exit, when the SDK can no longer
-        start the threads it needs."""
-        return self.settings.force_flush_on_session_end or self._parts is None
 
     def drain(self, timeout_s: float = 5.0) -> bool:
         """Wait (bounded) until every hook received so far has been turned into spans."""

@@ -74,17 +74,14 @@ class _EndWaits:
         self._children.pop(session, None)
         return self._exported
 
-    def wrap(self, queue: HookQueue, hook: str, callback: Any, handlers: _Handlers) -> QueuedHook:
+    def wrap(self, queue: HookQueue, hook: str, callback: Any) -> QueuedHook:
         """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so.
 
-        ``on_session_end`` waits only while the handlers are not built: a session shorter
-        than the thread's gathering window would otherwise leave the building to the exit
-        (Hermes' one-shot mode sends no finalize), when new threads may not start.
+        ``on_session_end`` never waits: a run's end is not the session's, and the handlers
+        are built on the hook thread when the session's first hook arrives.
         """
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
-        if hook == "on_session_end":
-            return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=handlers.unbuilt)
         if hook == "subagent_start":
             return _SubagentStart(queue, callback, self._children)
         return queue.wrap(hook, callback)
@@ -110,12 +107,13 @@ class _SubagentStart(QueuedHook):
         super().enqueue(payload)
 
 
-def _host_agent(ctx: Any) -> tuple[str, str]:
-    """ATIF agent name and version defaults for the host whose context registers us."""
+def _host_agent(ctx: Any) -> tuple[str, str | None]:
+    """ATIF agent name and version defaults for the host whose context registers us (no
+    version: wayline's own, see ``settings.wayline_version``)."""
     if type(ctx).__module__.split(".", 1)[0] == "hermes_cli":
         version = getattr(sys.modules.get("hermes_cli"), "__version__", None)
         return "Hermes Agent", str(version or "unknown")
-    return "wayline", "unknown"
+    return "wayline", None
 
 
 _exit_hook = ExitHook(lambda: _shutdown(), name="observability/relay")
@@ -200,9 +198,10 @@ class _SdkShaped:
 class _Handlers:
     """The plugin's :class:`RelayHandlers`, built on first use.
 
-    With queued hooks that is on the hook thread, when the first hook arrives: the relay
-    observer and ATIF builder are then imported while the agent waits for its model, not
-    on its start-up path. Thread-safe; built at most once.
+    With queued hooks that is on the hook thread, which runs a session's first hook at once:
+    the relay observer and ATIF builder are then imported while the agent waits for its
+    first model reply, neither on its start-up path nor at a session's end. Thread-safe;
+    built at most once.
     """
 
     def __init__(self, settings: RelaySettings, managed: bool) -> None:
@@ -219,10 +218,6 @@ class _Handlers:
 
                 self.built = RelayHandlers(self.settings, managed=self.managed)
             return self.built
-
-    def unbuilt(self, payload: dict[str, Any]) -> bool:
-        """True until the handlers exist (a ``wait_if`` for the session's end)."""
-        return self.built is None
 
     def callback(self, hook: str) -> Any:
         """The observer's callback for ``hook``, looked up when it runs."""
@@ -282,7 +277,7 @@ def register(ctx: Any) -> None:
     for hook in HOOKS:
         callback = handlers.callback(hook)
         if queue is not None:
-            callback = ends.wrap(queue, hook, callback, handlers)
+            callback = ends.wrap(queue, hook, callback)
         if hook in ("on_session_start", "on_session_end"):
             callback = _exit_hook.arming(callback)
         ctx.register_hook(hook, callback)

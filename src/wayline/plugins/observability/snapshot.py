@@ -1,0 +1,126 @@
+"""Snapshots of hook payloads: what the hook thread reads is what the hook carried.
+
+A queued observer reads its payload later, on the hook thread, while the agent goes on. A
+host may change what a payload refers to in that time: it appends to the conversation list it
+passed as ``conversation_history``, a middleware rewrites a message dict in place, Hermes'
+context compression rewrites old messages. So a hook call queues a snapshot: every ``dict``
+and ``list`` in the payload is copied (tuples too, when they hold containers), and only values
+that cannot change are shared — strings, numbers, ``None``, bytes. Other objects (an SDK
+response object, a pydantic model) are shared as they are; hosts hand over fresh ones.
+
+Copying a whole conversation on every model call would cost the agent's thread as much as
+the walk it saves, and would give the hook thread new objects every call, so its sanitizer
+memo could reuse nothing. A :class:`Snapshots` therefore remembers, per thread, the copy it
+made of each container and hands the same copy out again while the live container still
+*equals* it (a comparison in C: identity of the shared strings settles most of it). A list
+that grew (the conversation) keeps its copied prefix when that prefix still equals the live
+one. A change anywhere — a rewritten message, an edited argument — fails the comparison and
+is copied anew, so the snapshot is always equal to the payload at the time of the hook.
+
+Copies are never changed after they are made (observers treat payloads as read-only), which
+is what lets the hook thread's memos key on their identity.
+"""
+
+from __future__ import annotations
+
+import threading
+from operator import is_
+from typing import Any
+
+from wayline.redaction.unsanitized import Unsanitized
+
+__all__ = ["Snapshots"]
+
+_SHARED = frozenset({str, int, float, bool, type(None), bytes, complex})
+_ENTRIES_KEPT = 8192
+
+
+class _Memo(threading.local):
+    """One thread's copies: id(live) -> (live, copy), and each list's last copied prefix."""
+
+    def __init__(self) -> None:
+        # The last payload taken, its values, and its snapshot: the hook's other queued
+        # observers (the bus hands each the same dict, one after the other) share it.
+        self.last: tuple[dict[str, Any], list[tuple[str, Any]], dict[str, Any]] | None = None
+        self.copies: dict[int, tuple[Any, Any]] = {}
+        # id(first item) -> (the live items last copied, their copies)
+        self.lists: dict[int, tuple[list[Any], list[Any]]] = {}
+
+
+class Snapshots:
+    """Makes snapshots of hook payloads on the thread that fires the hook (thread-safe: each
+    thread keeps its own copies, bounded)."""
+
+    def __init__(self, limit: int = _ENTRIES_KEPT) -> None:
+        self._limit = limit
+        self._memo = _Memo()
+
+    def take(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``payload`` equal to it now, sharing only what cannot change.
+
+        The same payload dict taken again on this thread with the same values (the next
+        queued observer of the same hook) gets the same snapshot: one per hook call.
+        """
+        memo = self._memo
+        last = memo.last
+        if last is not None and last[0] is payload:
+            items = list(payload.items())
+            known = last[1]
+            if len(items) == len(known) and all(map(_same_item, items, known)):
+                return last[2]
+        if len(memo.copies) > self._limit:
+            memo.copies.clear()
+            memo.lists.clear()
+        snapshot = {key: self._copy(value, memo) for key, value in payload.items()}
+        memo.last = (payload, list(payload.items()), snapshot)
+        return snapshot
+
+    def _copy(self, value: Any, memo: _Memo) -> Any:
+        kind = type(value)
+        if kind in _SHARED:
+            return value
+        if kind is dict:
+            hit = memo.copies.get(id(value))
+            if hit is not None and hit[0] is value and _equal(hit[1], value):
+                return hit[1]
+            copy = {key: self._copy(item, memo) for key, item in value.items()}
+            memo.copies[id(value)] = (value, copy)  # holds ``value``: its id is not reused
+            return copy
+        if kind is list:
+            return self._copy_list(value, memo)
+        if kind is tuple:
+            return tuple([self._copy(item, memo) for item in value])
+        if kind is Unsanitized:
+            return Unsanitized(self._copy(value.raw, memo), value.memo_depth, value.memo)
+        return value
+
+    def _copy_list(self, items: list[Any], memo: _Memo) -> list[Any]:
+        """A copy of ``items``; a list that starts with the items of the last one copied that
+        started alike (the conversation, sent again with new messages) keeps that copy's
+        prefix while it still equals the live items."""
+        if not items:
+            return []
+        key = id(items[0])
+        last = memo.lists.get(key)
+        copy: list[Any] | None = None
+        if last is not None:
+            known, copied = last
+            n = len(known)
+            if n <= len(items) and all(map(is_, known, items)) and _equal(copied, items[:n]):
+                copy = copied + [self._copy(item, memo) for item in items[n:]]
+        if copy is None:
+            copy = [self._copy(item, memo) for item in items]
+        memo.lists[key] = (list(items), copy)
+        return copy
+
+
+def _same_item(item: tuple[str, Any], known: tuple[str, Any]) -> bool:
+    return item[0] == known[0] and item[1] is known[1]
+
+
+def _equal(copy: Any, live: Any) -> bool:
+    """Whether the live value still equals its copy (an ``__eq__`` that raises: no)."""
+    try:
+        return bool(copy == live)
+    except Exception:
+        return False
