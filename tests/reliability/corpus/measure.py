@@ -188,12 +188,18 @@ def site_packages() -> Path:
     return Path(sysconfig.get_paths()["purelib"])
 
 
-def benign_lines(step: int = 1) -> Iterator[tuple[str, str]]:
-    """(``package/path:line``, text) of every ``step``-th non-blank line of installed packages."""
+def _picked(key: str, step: int) -> bool:
+    digest = hashlib.blake2b(key.encode(), digest_size=4).digest()
+    return step <= 1 or int.from_bytes(digest, "big") % step == 0
+
+
+def benign_lines(step: int = 1, file_step: int = 1) -> Iterator[tuple[str, str]]:
+    """(``package/path:line``, text) of the non-blank lines of installed packages: one line in
+    ``step`` of one file in ``file_step``, picked by a hash of the path (deterministic)."""
     root = site_packages()
     for path in sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("wayline"):
+        if rel.startswith("wayline") or not _picked(rel, file_step):
             continue  # our own code is no outside text
         try:
             text = path.read_text(encoding="utf-8")
@@ -202,10 +208,8 @@ def benign_lines(step: int = 1) -> Iterator[tuple[str, str]]:
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            if step > 1:
-                digest = hashlib.blake2b(f"{rel}:{number}".encode(), digest_size=4).digest()
-                if int.from_bytes(digest, "big") % step:
-                    continue
+            if step > 1 and not _picked(f"{rel}:{number}", step):
+                continue
             yield f"{rel}:{number}", line
 
 
@@ -330,11 +334,11 @@ def measure_secrets(cases: list[Case] | None = None) -> SecretFigures:
     return figures
 
 
-def measure_benign(step: int) -> tuple[int, list[tuple[str, str, str]]]:
+def measure_benign(step: int, file_step: int = 1) -> tuple[int, list[tuple[str, str, str]]]:
     """(lines checked, [(where, line, redacted)]) for the installed packages' lines."""
     total = 0
     altered: list[tuple[str, str, str]] = []
-    for where, line in benign_lines(step):
+    for where, line in benign_lines(step, file_step):
         total += 1
         out = redact_text(line)
         if out != line:
@@ -361,6 +365,37 @@ def measure_ids(count: int) -> list[tuple[str, str]]:
         if json.dumps(sanitize(payload)).count(ident) != 6:
             bad.append((kind, ident))
     return bad
+
+
+def measure_cuts(cases: list[Case]) -> tuple[int, list[tuple[Case, str]]]:
+    """(placements, [(case, where)]): each secret placed across every bound sanitizing applies
+    to text (the 8 000 / 1 000 / 200-char string bounds, the redaction window's edge), after
+    text that redaction shrinks (so the cut moves), and counted when a fragment survives."""
+    shrinking = "password=" + "p4ssw0rdValue" * 3 + " "  # becomes password=<redacted>
+    placements = 0
+    cut: list[tuple[Case, str]] = []
+    for case in cases:
+        if case.secret is None or excluded(case) is not None:
+            continue
+        secret = needle(case.secret, case.text)
+        line = case.text.replace("\n", " ")
+        at = line.find(secret)
+        if at < 0 or leaked(secret, line.replace(secret, "\x00"), redact_text(line)):
+            continue  # a secret the rules miss anyway is counted as a leak, not as a cut
+        for bound in (8_000, 1_000, 200, 8_000 + 16_384):
+            for share in (0.3, 0.6):
+                # the bound falls inside the secret, share of it before the cut
+                lead = bound - at - int(len(secret) * share)
+                if lead < 0:
+                    continue
+                filler = (shrinking * (lead // len(shrinking) + 1))[: max(lead - 1, 0)] + "\n"
+                text = filler + line + " tail"
+                limit = 60_000 if bound >= 8_000 else (9_000 if bound == 1_000 else 2_000)
+                out = json.dumps(sanitize({"t": text, "n": list(range(8))}, max_chars=limit))
+                placements += 1
+                if leaked(secret, filler + line.replace(secret, "\x00"), out):
+                    cut.append((case, f"bound {bound}, {int(share * 100)}% before"))
+    return placements, cut
 
 
 def adversarial(size: int) -> dict[str, str]:
