@@ -82,9 +82,15 @@ def export_settings(
         sample_rate=None,
         force_flush_on_session_end=False,
         max_queue_size=max(settings.max_queue_size, 2 * _FLUSH_EVERY),
-        # A backend's first request may be slow (MLflow opens its store): one run, not a hook.
-        export_timeout_ms=max(settings.export_timeout_ms, 30_000),
+        export_timeout_ms=_export_timeout_ms(settings),
     )
+
+
+def _export_timeout_ms(settings: OtelSettings) -> int:
+    """The configured export timeout, else 30 s rather than the plugin's 10 s default: a
+    backend's first request may be slow (MLflow opens its store) and nothing waits on it."""
+    configured = settings.export_timeout_ms
+    return 30_000 if configured == OtelSettings().export_timeout_ms else configured
 
 
 @dataclass
