@@ -168,6 +168,17 @@ class Pricer:
     def __init__(self) -> None:
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        self._table: Any = None  # genai-prices' bundled snapshot, loaded on first use
+
+    def _bundled(self) -> Any:
+        """The table bundled with genai-prices: never one its background updater fetched
+        (another library in the process may run it), so the recorded table date holds."""
+        if self._table is None:
+            from genai_prices.data import providers
+            from genai_prices.data_snapshot import DataSnapshot
+
+            self._table = DataSnapshot(providers=providers, from_auto_update=False)
+        return self._table
 
     def cost_usd(
         self,
@@ -191,7 +202,7 @@ class Pricer:
         if not candidates:
             return None
         for model in candidates:
-            price = _price(model, provider, counts, when)
+            price = _price(self._bundled(), model, provider, counts, when)
             if price is not None:
                 return price
         self._warn(candidates[0], provider)
@@ -230,11 +241,11 @@ class Pricer:
 
 
 def _price(
-    model: str, provider: str | None, counts: TokenCounts, when: datetime | None
+    table: Any, model: str, provider: str | None, counts: TokenCounts, when: datetime | None
 ) -> float | None:
-    import genai_prices
+    from genai_prices import Usage
 
-    usage = genai_prices.Usage(
+    usage = Usage(
         input_tokens=counts.input,
         output_tokens=counts.output,
         cache_read_tokens=counts.cache_read or None,
@@ -243,9 +254,7 @@ def _price(
     )
     for provider_id in (provider, None) if provider else (None,):
         try:
-            result = genai_prices.calc_price(
-                usage, model, provider_id=provider_id, genai_request_timestamp=when
-            )
+            result = table.calc(usage, model, provider_id, None, when or datetime.now(UTC))
         except LookupError:
             continue
         except ValueError as exc:  # inconsistent counts (e.g. more cached than input)

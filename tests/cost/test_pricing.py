@@ -516,3 +516,16 @@ def test_pricing_needs_no_network_and_imports_lazily() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) == pytest.approx(2500 / M)
+
+
+def test_a_fetched_table_elsewhere_in_the_process_is_not_used() -> None:
+    """Prices come from the bundled snapshot even when another library installed a custom
+    (fetched) genai-prices snapshot, so the recorded table date stays true."""
+    from genai_prices.data_snapshot import DataSnapshot, set_custom_snapshot
+
+    set_custom_snapshot(DataSnapshot(providers=[], from_auto_update=True))
+    try:
+        usage = {"prompt_tokens": 1000, "completion_tokens": 0}
+        assert Pricer().cost_usd("gpt-4o", usage, provider="openai") == pytest.approx(2500 / M)
+    finally:
+        set_custom_snapshot(None)
