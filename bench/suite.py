@@ -310,6 +310,13 @@ def p5(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.concurrency")
 
 
+def viewer(ref: Reference, quick: bool) -> list[Row]:
+    """``wayline view`` at 100k steps in headless Chromium, when present (bench/viewer.py)."""
+    if quick:
+        return _module_rows("bench.viewer", "--sizes", "1000,10000", "--runs", "1")
+    return _module_rows("bench.viewer", "--runs", "3")
+
+
 LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
@@ -317,6 +324,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P3-eff": p3_efficiency,
     "P4": p4,
     "P5": p5,
+    "V": viewer,
 }
 
 

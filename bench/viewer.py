@@ -11,7 +11,7 @@ nothing is downloaded) to measure:
 - first screen: the page script's ``performance.now()`` once its first screen is painted
   (data inflated and parsed, header, timeline and first steps drawn), median of ``--runs`` loads;
 - JS heap: ``performance.memory.usedJSHeapSize`` after a garbage collection, once the page has
-  also built its search text;
+  appended every step and built its search text (the largest of the loads);
 - search: from the keydown of a query's last character to the first ``<mark>`` painted in the
   step list (the other characters are typed first, as a person would);
 - page bytes per step, and its ratio between the 100k and 1k pages.
@@ -227,7 +227,9 @@ def measure_browser(page_path: Path, runs: int) -> dict[str, float]:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for _ in range(runs):
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                # a context of its own per load: no heap shared with the previous load's page
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                page = context.new_page()
                 page.goto(page_path.resolve().as_uri())
                 page.wait_for_selector("html[data-ready='1']", timeout=120_000)
                 firsts.append(float(page.evaluate("window.__wlReady")))
@@ -243,7 +245,7 @@ def measure_browser(page_path: Path, runs: int) -> dict[str, float]:
                 page.keyboard.press(QUERY[-1])
                 page.wait_for_function("() => window.__wlSearchMs !== undefined")
                 searches.append(float(page.evaluate("window.__wlSearchMs")))
-                page.close()
+                context.close()
         finally:
             browser.close()
     return {

@@ -48,7 +48,7 @@ function fillView(){if(V.busy||!V.box)return;V.busy=true;try{
   var r=V.box.getBoundingClientRect();var y0=-r.top-margin,y1=-r.top+vh+margin;
   var topH=V.top.offsetHeight,nodes=rendered();
   var bottom=nodes.length?nodes[nodes.length-1].offsetTop+nodes[nodes.length-1].offsetHeight-V.box.offsetTop:topH;
-  if(nodes.length&&(bottom<y0||topH>y1)){/* the view landed in a spacer: start the window there */
+  if(nodes.length&&((bottom<y0&&V.hi<n)||(topH>y1&&V.lo>0))){/* the view landed in a spacer: start the window there */
     var want=Math.max(0,-r.top),acc=0,k=0;while(k<n&&acc+estH(k)*V.f<=want){acc+=estH(k)*V.f;k++;}
     measure(nodes);for(var i=0;i<nodes.length;i++)V.box.removeChild(nodes[i]);
     V.lo=V.hi=Math.min(k,n);padSync();nodes=rendered();topH=V.top.offsetHeight;bottom=topH;}

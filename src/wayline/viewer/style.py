@@ -25,7 +25,7 @@ margin-bottom:10px}
 .picker ol{margin:4px 0 0;padding-left:22px;max-height:220px;overflow:auto}
 .picker li{padding:1px 0}.picker li.cur a{font-weight:700}
 .picker a{color:var(--acc);text-decoration:none;cursor:pointer}
-.hdr{display:grid;grid-template-columns:repeat(auto-fill,minmax(205px,1fr));gap:6px;
+.hdr{display:grid;grid-template-columns:repeat(auto-fill,minmax(235px,1fr));gap:6px;
 margin-bottom:8px}
 .kv{background:var(--card);border:1px solid var(--line);border-radius:7px;padding:5px 9px;
 min-width:0}
