@@ -37,23 +37,11 @@ def _default(value: Any) -> Any:
         return f"<{type(value).__name__} unprintable>"
 
 
-_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-_fallback = json.JSONEncoder(
+# The standard encoder's public entry point (it builds its C encoder per call, which keeps
+# the circular-reference table per call and so per thread).
+_encode = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
-)
-if _c_make_encoder is not None:
-    # JSONEncoder.encode builds a new C encoder on every call; building it once saves about
-    # half the cost of a small payload. markers=None: no shared circular-reference table, so
-    # threads never see each other's entries (a cycle still fails, with RecursionError).
-    _c_encoder: Any = _c_make_encoder(None, _default, encode_str, None, ":", ",", True, False, True)
-
-    def _encode(value: Any) -> str:
-        return "".join(_c_encoder(value, 0))
-
-else:  # pragma: no cover - CPython always ships _json
-
-    def _encode(value: Any) -> str:
-        return _fallback.encode(value)
+).encode
 
 
 _NUMBER_FIX = re.compile(
@@ -204,7 +192,7 @@ def dumps(value: Any) -> str:
     if value.__class__ is str:
         return encode_str(value)
     if value.__class__ is JsonText:
-        return value.text  # type: ignore[no-any-return]
+        return value.text
     try:
         text = _encode(value)
     except (RecursionError, ValueError, TypeError):
