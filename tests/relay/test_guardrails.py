@@ -82,7 +82,7 @@ def test_guardrails_run_in_order_and_allowing_ones_leave_a_pair(
 
 
 def test_raising_guardrail_ends_its_scope_with_error(captured: list[relay.Event]) -> None:
-    """A guardrail that raises closes its scope with error status; the error propagates."""
+    """A guardrail that raises closes its scope with the error as its outcome (as Relay)."""
 
     def broken(request: relay.LLMRequest) -> str:
         raise ZeroDivisionError("bad guardrail")
@@ -91,7 +91,10 @@ def test_raising_guardrail_ends_its_scope_with_error(captured: list[relay.Event]
     with pytest.raises(ZeroDivisionError):
         relay.llm.execute_sync("openai", _request(), lambda r: {})
     assert [e.name for e in captured] == ["broken", "broken"]
-    assert captured[1].metadata["otel.status_code"] == "ERROR"
+    assert captured[1].data == {
+        "allowed": False,
+        "error": "internal error: ZeroDivisionError: bad guardrail",
+    }
 
 
 def test_tool_guardrail_rejects_before_the_tool_start(captured: list[relay.Event]) -> None:
@@ -115,5 +118,5 @@ def test_tool_guardrail_rejects_before_the_tool_start(captured: list[relay.Event
 def test_guardrail_must_return_none_or_str(captured: list[relay.Event]) -> None:
     """Any other verdict is a RuntimeError naming the unexpected type (as Relay), not an allow."""
     guardrails.register_llm_conditional_execution("odd", 1, lambda request: False)
-    with pytest.raises(RuntimeError, match="unexpected type bool"):
+    with pytest.raises(RuntimeError, match="unexpected type: TypeError: 'bool'"):
         relay.llm.execute_sync("openai", _request(), lambda r: {})

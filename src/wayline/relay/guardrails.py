@@ -29,7 +29,6 @@ from wayline.relay.events import emit_mark, emit_scope
 from wayline.relay.handles import ScopeHandle
 from wayline.relay.intercepts import Entry, Registry
 from wayline.relay.scope import current, end_timestamp_ns
-from wayline.relay.status import error_metadata
 from wayline.relay.typing_names import (
     LlmConditionalExecutionGuardrail,
     LlmSanitizeRequestGuardrail,
@@ -133,11 +132,16 @@ def _close(
     exc: Exception | None,
 ) -> None:
     uuid, started = opened
-    data: dict[str, Any] | None = None
     if exc is None:
-        data = {"allowed": verdict is None, "rejected": verdict is not None}
+        data: dict[str, Any] = {"allowed": verdict is None, "rejected": verdict is not None}
         if verdict is not None:
             data["rejection_reason"] = verdict
+    else:  # as Relay: the failure is the guardrail's outcome, not an error status
+        if isinstance(exc, _UnexpectedVerdict):
+            text = exc.relay_text
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        data = {"allowed": False, "error": f"internal error: {text}"}
     emit_scope(
         "end",
         uuid,
@@ -149,15 +153,25 @@ def _close(
         (),
         None,
         data,
-        None if exc is None else error_metadata(None, exc),
+        None,
     )
 
 
-def _checked(entry: Entry, verdict: Any) -> str | None:
+class _UnexpectedVerdict(RuntimeError):
+    """A conditional guardrail returned something other than ``None`` or a ``str``."""
+
+    def __init__(self, relay_text: str, guardrail: str) -> None:
+        super().__init__(f"{relay_text} (guardrail {guardrail!r})")
+        self.relay_text = relay_text
+
+
+def _checked(entry: Entry, kind: str, verdict: Any) -> str | None:
     if verdict is not None and not isinstance(verdict, str):
-        raise RuntimeError(
-            f"guardrail {entry.name!r} returned an unexpected type "
-            f"{type(verdict).__name__}: expected None or str"
+        what = "tool conditional" if kind.startswith("tool") else "llm conditional"
+        raise _UnexpectedVerdict(
+            f"{what} guardrail returned unexpected type: TypeError: "
+            f"'{type(verdict).__name__}' object is not an instance of 'str'",
+            entry.name,
         )
     return verdict
 
@@ -167,7 +181,7 @@ def _evaluate(
 ) -> Any:
     opened = _open(entry, parent, kind, target)
     try:
-        verdict = _checked(entry, resolve(entry.fn(*args)))
+        verdict = _checked(entry, kind, resolve(entry.fn(*args)))
     except Exception as exc:
         _close(entry, parent, opened, None, exc)
         raise
@@ -181,7 +195,7 @@ async def _evaluate_async(
     """:func:`_evaluate` awaiting a coroutine verdict on the caller's event loop."""
     opened = _open(entry, parent, kind, target)
     try:
-        verdict = _checked(entry, await settle(entry.fn(*args)))
+        verdict = _checked(entry, kind, await settle(entry.fn(*args)))
     except Exception as exc:
         _close(entry, parent, opened, None, exc)
         raise
@@ -189,7 +203,11 @@ async def _evaluate_async(
     return verdict
 
 
-def _reject(target: str, parent: ScopeHandle, entry: Entry, reason: str) -> GuardrailRejected:
+def _reject(
+    target: str | None, parent: ScopeHandle, entry: Entry, reason: str
+) -> GuardrailRejected:
+    if target is None:  # a standalone check (Relay's conditional_execution(request)): no mark
+        return GuardrailRejected(entry.name, reason)
     now = now_ns()
     emit_mark(
         uuid7_at(now),
@@ -209,8 +227,11 @@ def _copy(request: LLMRequest) -> LLMRequest:
     return LLMRequest(copy.deepcopy(request.headers), copy.deepcopy(request.content))
 
 
-def check_llm(name: str, request: LLMRequest, handle: ScopeHandle | None) -> None:
-    """Run the LLM guardrails for a call named ``name``; raise :class:`GuardrailRejected`."""
+def check_llm(name: str | None, request: LLMRequest, handle: ScopeHandle | None) -> None:
+    """Run the LLM guardrails for a call named ``name``; raise :class:`GuardrailRejected`.
+
+    ``name=None`` is a standalone check: a rejection emits no mark (as Relay).
+    """
     chain = LLM_CONDITIONAL.chain
     if not chain:
         return
@@ -221,7 +242,9 @@ def check_llm(name: str, request: LLMRequest, handle: ScopeHandle | None) -> Non
             raise _reject(name, parent, entry, reason)
 
 
-async def check_llm_async(name: str, request: LLMRequest, handle: ScopeHandle | None) -> None:
+async def check_llm_async(
+    name: str | None, request: LLMRequest, handle: ScopeHandle | None
+) -> None:
     """:func:`check_llm` awaiting coroutine guardrails on the running event loop."""
     parent = current() if handle is None else handle
     for entry in LLM_CONDITIONAL.chain:

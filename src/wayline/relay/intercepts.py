@@ -13,7 +13,8 @@ thread-safe. Each chain is ordered by ``(priority, name)``, lower priority first
 * LLM stream execution: the same, returning an iterable of chunks.
 * Tool request: ``fn(name, args) -> args``; ``break_chain`` stops after it.
 * Tool execution: ``fn(ctx, next) -> ToolExecutionInterceptOutcome``; ``next(args)`` returns
-  the downstream ``ToolExecutionResult``.
+  the downstream ``ToolExecutionResult``. Calling ``next`` after the intercept settled
+  (returned or raised) is a ``RuntimeError``, as in Relay.
 
 Intercepts get deep copies of the request/annotation/args, so mutating and returning them
 is safe. With no intercepts registered nothing is copied.
@@ -37,6 +38,7 @@ from wayline.relay.outcomes import (
     ToolExecutionContext,
     ToolExecutionInterceptOutcome,
 )
+from wayline.relay.status import RelayInvalidArgument
 
 __all__ = [
     "LlmExecutionIntercept",
@@ -69,6 +71,10 @@ ToolExecutionIntercept = Callable[
 
 
 Entry = _reg.Entry
+_SETTLED = (
+    "execution continuation is no longer active: next() was called after its intercept "
+    "returned or raised"
+)
 REGISTRIES: list[Registry] = []
 
 
@@ -288,6 +294,16 @@ def run_tool_request_chain(name: str, args: Json) -> Json:
     return args
 
 
+def _not_an_outcome(outcome: object, name: str) -> RelayInvalidArgument:
+    return RelayInvalidArgument(
+        "invalid argument: tool execution intercept must return ToolExecutionInterceptOutcome; "
+        "after await next(args), return ToolExecutionInterceptOutcome(result=downstream.result, "
+        f"annotation=downstream.annotation): '{_type_name(outcome)}' object is not an instance "
+        "of 'ToolExecutionInterceptOutcome'",
+        f" (intercept {name!r})",
+    )
+
+
 def as_tool_result(value: object) -> ToolExecutionResult[Any]:
     """A tool callback's return as a ``ToolExecutionResult`` (plain JSON is wrapped)."""
     return value if isinstance(value, ToolExecutionResult) else ToolExecutionResult(value)
@@ -308,13 +324,19 @@ def run_tool_execution_chain(
             return as_tool_result(func(current))
         entry = chain[index]
         ctx = ToolExecutionContext(name, current, tool_call_id)
-        outcome = entry.fn(ctx, lambda nxt: call(index + 1, nxt))
+        active = [True]
+
+        def next_call(nxt: Json) -> ToolExecutionResult[Any]:
+            if not active[0]:
+                raise RuntimeError(_SETTLED)
+            return call(index + 1, nxt)
+
+        try:
+            outcome = entry.fn(ctx, next_call)
+        finally:
+            active[0] = False
         if not isinstance(outcome, ToolExecutionInterceptOutcome):
-            raise RuntimeError(
-                "internal error: tool execution intercept must return "
-                f"ToolExecutionInterceptOutcome: '{_type_name(outcome)}' object cannot be "
-                f"converted to 'ToolExecutionInterceptOutcome' (intercept {entry.name!r})"
-            )
+            raise _not_an_outcome(outcome, entry.name)
         marks.extend(outcome.pending_marks)
         return outcome.to_result()
 
@@ -344,17 +366,19 @@ async def run_tool_execution_chain_async(
             return as_tool_result(await settle(func(current)))
         entry = chain[index]
         ctx = ToolExecutionContext(name, current, tool_call_id)
+        active = [True]  # the continuation is valid only while this intercept runs
 
         async def next_call(nxt: Json) -> ToolExecutionResult[Any]:
+            if not active[0]:
+                raise RuntimeError(_SETTLED)
             return await call(index + 1, nxt)
 
-        outcome = await settle(entry.fn(ctx, next_call))
+        try:
+            outcome = await settle(entry.fn(ctx, next_call))
+        finally:
+            active[0] = False
         if not isinstance(outcome, ToolExecutionInterceptOutcome):
-            raise RuntimeError(
-                "internal error: tool execution intercept must return "
-                f"ToolExecutionInterceptOutcome: '{_type_name(outcome)}' object cannot be "
-                f"converted to 'ToolExecutionInterceptOutcome' (intercept {entry.name!r})"
-            )
+            raise _not_an_outcome(outcome, entry.name)
         marks.extend(outcome.pending_marks)
         return outcome.to_result()
 

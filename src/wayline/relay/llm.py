@@ -341,15 +341,16 @@ def conditional_execution(
 ) -> Any:
     """Run the LLM guardrails alone (``GuardrailRejected`` on rejection).
 
-    ``conditional_execution(request)`` is Relay's form (the rejection mark is then named
-    ``"llm"``); ``conditional_execution(name, request)`` names it. Returns ``None`` outside an
-    event loop and an awaitable inside one, so coroutine guardrails run on the caller's loop.
+    ``conditional_execution(request)`` is Relay's form (a rejection emits no mark);
+    ``conditional_execution(name, request)`` (wayline) also marks the rejection under
+    ``name``. Returns ``None`` outside an event loop and an awaitable inside one, so coroutine
+    guardrails run on the caller's loop.
     """
-    target: str
+    target: str | None
     if request is None:
         if not isinstance(name, LLMRequest):
             raise TypeError(f"conditional_execution needs an LLMRequest, not {type(name).__name__}")
-        target, request = "llm", name
+        target, request = None, name
     elif isinstance(name, str):
         target = name
     else:

@@ -18,6 +18,20 @@ def ok_metadata(metadata: Any) -> Any:
     return merged
 
 
+class RelayInvalidArgument(RuntimeError):
+    """A callback broke a Relay contract (wrong return type …): Relay's ``invalid_argument``.
+
+    ``str()`` adds wayline's detail (which intercept); the end event's status description is
+    Relay's own message, without it.
+    """
+
+    error_type = "invalid_argument"
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(f"{message}{detail}")
+        self.relay_message = message
+
+
 def error_metadata(metadata: Any, exc: BaseException) -> Any:
     """Relay's end metadata for a callback that raised ``exc``.
 
@@ -26,6 +40,14 @@ def error_metadata(metadata: Any, exc: BaseException) -> Any:
     Relay itself would raise; keys already in ``metadata`` win for ``error.type`` and
     ``exception.type``.
     """
+    if isinstance(exc, RelayInvalidArgument):
+        status = {
+            "otel.status_code": "ERROR",
+            "otel.status_description": exc.relay_message,
+            "error.type": exc.error_type,
+        }
+        merged_status = merge_json(metadata, status)
+        return merged_status if isinstance(merged_status, dict) else status
     description = f"internal error: {type(exc).__name__}: {exc}"
     merged = merge_json(
         metadata, {"otel.status_code": "ERROR", "otel.status_description": description}

@@ -27,6 +27,7 @@ import relay_diff_base
 import relay_diff_scenarios  # noqa: F401  (registers the scenarios)
 import relay_diff_scenarios_codecs  # noqa: F401
 import relay_diff_scenarios_more  # noqa: F401
+import relay_diff_scenarios_port  # noqa: F401
 from relay_diff_base import SCENARIOS
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

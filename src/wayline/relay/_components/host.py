@@ -36,6 +36,7 @@ __all__ = [
     "Plugin",
     "PluginConfig",
     "PluginContext",
+    "PluginHostReport",
     "clear",
     "clear_async",
     "deregister",
@@ -267,7 +268,7 @@ class _Host:
         self.plugins: dict[str, Plugin] = {}
         self.contexts: list[PluginContext] = []
         self.exporters: list[Activation] = []
-        self.report: ConfigReport | None = None
+        self.report: PluginHostReport | None = None
 
 
 _HOST = _Host()
@@ -311,8 +312,26 @@ def _components(doc: JsonObject) -> list[dict[str, Any]]:
     return [c if isinstance(c, dict) else _normalize(c) for c in components]
 
 
-def validate(config: PluginConfig | JsonObject) -> ConfigReport:
+class PluginHostReport(TypedDict):
+    """What :func:`validate`/:func:`initialize` report (no native plugins: lists stay empty)."""
+
+    config: ConfigReport
+    dynamic_plugins: list[Any]
+    config_paths: list[str]
+    resolved_config: JsonObject
+
+
+def validate(config: PluginConfig | JsonObject) -> PluginHostReport:
     """Validation findings for ``config`` without activating anything."""
+    doc = _document(config)
+    return _host_report(_config_report(doc), doc)
+
+
+def _host_report(found: ConfigReport, doc: JsonObject) -> PluginHostReport:
+    return {"config": found, "dynamic_plugins": [], "config_paths": [], "resolved_config": doc}
+
+
+def _config_report(config: PluginConfig | JsonObject) -> ConfigReport:
     from wayline.relay.adaptive_config import validate_config as validate_adaptive
 
     doc = _document(config)
@@ -340,8 +359,8 @@ def _diag(level: str, code: str, message: str, component: str | None = None) -> 
     return found  # type: ignore[return-value]
 
 
-def _activate(doc: JsonObject) -> ConfigReport:
-    found = validate(doc)
+def _activate(doc: JsonObject) -> PluginHostReport:
+    found = _config_report(doc)
     errors = [d for d in found["diagnostics"] if d.get("level") == "error"]
     if errors:
         raise ValueError(f"invalid plugin config: {errors[0]['message']}")
@@ -360,10 +379,10 @@ def _activate(doc: JsonObject) -> ConfigReport:
                 context.undo()
                 raise
             _HOST.contexts.append(context)
-    return found
+    return _host_report(found, doc)
 
 
-async def initialize(config: PluginConfig | JsonObject) -> ConfigReport:
+async def initialize(config: PluginConfig | JsonObject) -> PluginHostReport:
     """Replace the active configuration with ``config``; its validation report."""
     doc = _document(config)
     clear()
@@ -376,7 +395,7 @@ async def initialize(config: PluginConfig | JsonObject) -> ConfigReport:
     return found
 
 
-def report() -> ConfigReport | None:
+def report() -> PluginHostReport | None:
     """The report of the active configuration (``None`` when nothing is active)."""
     return _HOST.report
 
