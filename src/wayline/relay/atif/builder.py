@@ -18,9 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from wayline.relay.atif.fields import (
+    ancestry_of,
+    declared_agent,
+    invocation_of,
+    middleware_trace,
+    note_execution,
+    relay_extra,
+    status_of,
+)
 from wayline.relay.atif.model import (
-    AGENT_METADATA_KEY,
-    FRAMEWORK,
     UNKNOWN_VERSION,
     AgentInfo,
     AgentState,
@@ -34,7 +41,6 @@ from wayline.relay.atif.payloads import (
     JsonDict,
     as_dict,
     as_str,
-    epoch_seconds_ms,
     fresh_user_text,
     parse_arguments,
     parse_response,
@@ -69,86 +75,12 @@ class _OpenLlm:
     trace: list[Any] | None = None
 
 
-def middleware_trace(metadata: JsonDict | None) -> list[Any] | None:
-    """The ``middleware_trace`` a start event's metadata carries (None when absent or empty)."""
-    trace = metadata.get("middleware_trace") if metadata is not None else None
-    return trace if isinstance(trace, list) and trace else None
-
-
-def _declared_agent(metadata: JsonDict | None) -> JsonDict | None:
-    return as_dict(metadata.get(AGENT_METADATA_KEY)) if metadata is not None else None
-
-
-def _relay_extra(uuid: str, metadata: JsonDict | None) -> JsonDict:
-    relay: JsonDict = {"session_instance_id": uuid}
-    if metadata is not None:
-        for key in ("session_id", "user_id"):
-            value = metadata.get(key)
-            if value is not None:
-                relay[key] = value
-    return {"nemo_relay": relay}
-
-
 class _HoldsNode(Protocol):
     @property
     def node(self) -> TrajectoryNode: ...
 
 
 _Held = TypeVar("_Held", bound=_HoldsNode)
-
-
-def _ancestry(uuid: str, name: str, parent: str | None, parent_name: str | None) -> JsonDict:
-    out: JsonDict = {"function_id": uuid, "function_name": name}
-    if parent is not None:
-        out["parent_id"] = parent
-    if parent_name is not None:
-        out["parent_name"] = parent_name
-    return out
-
-
-def _status(metadata: JsonDict | None) -> str:
-    if metadata is None:
-        return "completed"
-    if metadata.get("otel.status_code") == "ERROR":
-        return "error"
-    # A host's own outcome (wayline's and Hermes' tool hooks: error, blocked, timeout,
-    # cancelled) is kept; "ok" is Relay's "completed".
-    status = metadata.get("status")
-    if isinstance(status, str) and status and status != "ok":
-        return status
-    return "completed"
-
-
-def _note_execution(step: Step, call_id: str, arguments: Any, metadata: Any) -> None:
-    """Record on the model's tool call what actually ran, when that differs from what the
-    model asked for: the executed arguments and the middleware trace that explains them.
-
-    The call's ``arguments`` stay the model's, so the step still shows what the model said.
-    """
-    if arguments is None:
-        return
-    call = next((c for c in step.tool_calls if c.call_id == call_id), None)
-    if call is None:
-        return
-    executed = parse_arguments(arguments)
-    trace = middleware_trace(as_dict(metadata))
-    if trace is None and executed == call.arguments:
-        return
-    call.extra = {"executed_arguments": executed, "middleware_trace": trace or []}
-
-
-def _invocation(
-    invocation_id: str, start_ns: int | None, end_ns: int | None, status: str
-) -> JsonDict:
-    out: JsonDict = {}
-    start = epoch_seconds_ms(start_ns)
-    if start is not None:
-        out["start_timestamp"] = start
-    end = epoch_seconds_ms(end_ns)
-    if end is not None:
-        out["end_timestamp"] = end
-    out.update(invocation_id=invocation_id, status=status, framework=FRAMEWORK)
-    return out
 
 
 class TrajectoryBuilder:
@@ -374,14 +306,14 @@ class TrajectoryBuilder:
                 if metadata.get("trajectory_id") == wanted:
                     # A scope that names its trajectory is one of our own sessions: the same
                     # agent block and extra as the converter gives it (see _new_root).
-                    declared = _declared_agent(metadata)
+                    declared = declared_agent(metadata)
                     root.agent = AgentState(self._info, name, infer=self._infer, declared=declared)
-                    root.extra = _relay_extra(uuid, metadata)
+                    root.extra = relay_extra(uuid, metadata)
         self._scopes[uuid] = _Scope(name, root)
         self._record(root, event)
 
     def _new_root(self, uuid: str, name: str, metadata: JsonDict | None) -> TrajectoryNode:
-        declared = _declared_agent(metadata)
+        declared = declared_agent(metadata)
         state = AgentState(self._info, name, infer=self._infer, declared=declared)
         # A scope that names its trajectory keeps that id (our own sessions do); Relay's
         # scopes do not, and their trajectory is named by the scope UUID, as Relay names it.
@@ -391,7 +323,7 @@ class TrajectoryBuilder:
         node = TrajectoryNode(
             trajectory, session or trajectory, agent=state, scope_uuid=uuid, name=name
         )
-        node.extra = _relay_extra(uuid, metadata)
+        node.extra = relay_extra(uuid, metadata)
         if self._include_events:
             node.events = []
         self._roots[uuid] = node
@@ -412,7 +344,7 @@ class TrajectoryBuilder:
         # unnamed, it keeps its parent's name as Relay's exporter does.
         # The caller's AgentInfo names the root agent only.
         agent = AgentState(
-            AgentInfo(), parent_node.agent.name, infer=self._infer, declared=_declared_agent(md)
+            AgentInfo(), parent_node.agent.name, infer=self._infer, declared=declared_agent(md)
         )
         if agent.version == UNKNOWN_VERSION:
             agent.version = parent_node.agent.version
@@ -474,7 +406,7 @@ class TrajectoryBuilder:
         name = as_str(event.get("name")) or ""
         profile = as_dict(event.get("category_profile"))
         data = event.get("data")
-        ancestry = _ancestry(uuid, name, parent, self._scope_name(parent))
+        ancestry = ancestry_of(uuid, name, parent, self._scope_name(parent))
         model = as_str((profile or {}).get("model_name"))
         trace = middleware_trace(as_dict(event.get("metadata")))
         start_ns = timestamp_ns(event.get("timestamp"))
@@ -506,14 +438,14 @@ class TrajectoryBuilder:
         ancestry = (
             opened.ancestry
             if opened is not None
-            else _ancestry(uuid, name, parent, self._scope_name(parent))
+            else ancestry_of(uuid, name, parent, self._scope_name(parent))
         )
-        status = _status(metadata)
+        status = status_of(metadata)
         end_ns = timestamp_ns(event.get("timestamp"))
         start_ns = opened.start_ns if opened is not None else None
         extra: JsonDict = {
             "ancestry": ancestry,
-            "invocation": _invocation(uuid, start_ns, end_ns, status),
+            "invocation": invocation_of(uuid, start_ns, end_ns, status),
         }
         if data is not None:
             extra["llm_response"] = data
@@ -575,7 +507,7 @@ class TrajectoryBuilder:
             node.steps.append(step)
             node.calls[call_id] = step
         else:
-            _note_execution(node.calls[call_id], call_id, arguments, event.get("metadata"))
+            note_execution(node.calls[call_id], call_id, arguments, event.get("metadata"))
         tool = OpenTool(
             node,
             uuid,
@@ -629,8 +561,8 @@ class TrajectoryBuilder:
             extra["tool_result_annotation"] = annotation
         content = data if isinstance(data, str) else None
         step.results.append(ObservationResult(call_id, content, extra, tool.children))
-        status = _status(metadata)
+        status = status_of(metadata)
         end_ns = timestamp_ns(event.get("timestamp"))
-        step.tool_ancestry[call_id] = _ancestry(uuid, name, tool.parent_uuid, tool.parent_name)
-        step.tool_invocations[call_id] = _invocation(call_id, tool.start_ns, end_ns, status)
+        step.tool_ancestry[call_id] = ancestry_of(uuid, name, tool.parent_uuid, tool.parent_name)
+        step.tool_invocations[call_id] = invocation_of(call_id, tool.start_ns, end_ns, status)
         self._record(node, event)

@@ -37,7 +37,8 @@ from typing import Any
 
 from wayline import relay
 from wayline.contract.errors import ControlRejected
-from wayline.plugins.observability.relay.observer import RelayObserver, metadata
+from wayline.plugins.observability.relay.observer import RelayObserver
+from wayline.plugins.observability.relay.payload import metadata
 from wayline.relay.codecs import OpenAIChatCodec
 
 log = logging.getLogger("wayline.plugins.relay")
