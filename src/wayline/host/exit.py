@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import atexit
 import logging
-import sys
 import threading
+import traceback
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 from wayline.host.bus import QueuedObserver
@@ -25,14 +24,11 @@ log = logging.getLogger("wayline.host.exit")
 
 
 def _reconfiguring() -> bool:
-    # logging.config.dictConfig/fileConfig close every handler (_clearExistingHandlers) in a
-    # process that keeps running: that is not an exit.
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_clearExistingHandlers":
-            return True
-        frame = frame.f_back
-    return False
+    """Whether logging.config.dictConfig/fileConfig is closing every handler (its
+    ``_clearExistingHandlers``) in a process that keeps running: that is not an exit."""
+    return any(
+        frame.f_code.co_name == "_clearExistingHandlers" for frame, _ in traceback.walk_stack(None)
+    )
 
 
 class _Sentinel(logging.Handler):
