@@ -51,6 +51,10 @@ class Row:
     goal: int = 0
 
 
+# Families whose goal is no leak at all (tests/reliability/corpus/measure.py).
+_ZERO_FAMILIES = ("private_key", "cloud", "vcs", "ai_provider", "database_url", "auth_header")
+
+
 def _concurrency(kind: str) -> tuple[str, ...]:
     return tuple(f"concurrency_{mode}_{kind}" for mode in ("observers", "managed"))
 
@@ -101,6 +105,28 @@ def _rows(full: bool) -> list[Row]:
             "4 secrets: redaction cost per KB, % of the pre-issue-21 redactor",
             "secrets_cost_percent",
         ),
+        Row(
+            "4 secrets (outside corpora): scanner + generated cases",
+            "secrets_outside_cases",
+        ),
+        Row(
+            "4 secrets (outside corpora): leaked per 1000 cases (whole or 40%)",
+            "secrets_outside_leak_permille",
+        ),
+        Row(
+            "4 secrets: leaks in private key, cloud, VCS, AI, DB URL, auth header families",
+            keys=tuple(f"secrets_family_{f}" for f in _ZERO_FAMILIES),
+        ),
+        Row("4 secrets: leaks from gitleaks' rule tests", "secrets_source_gitleaks"),
+        Row("4 secrets: leaks from detect-secrets' plugin tests", "secrets_source_detect-secrets"),
+        Row("4 secrets: leaks from generated provider formats", "secrets_source_generated"),
+        Row("4 secrets: installed packages' lines checked", "secrets_packages_lines"),
+        Row("4 secrets: installed packages' lines altered (goal 0.1%)", "secrets_packages_altered"),
+        Row("4 secrets: tool-call ids altered (call_, toolu_, uuid, ...)", "secrets_ids_altered"),
+        Row("4 secrets: secrets placed across a text bound", "secrets_cut_placements"),
+        Row("4 secrets: secrets cut in half by a bound", "secrets_cut_in_half"),
+        Row("4 secrets: 1 MB adversarial text, worst CPU ms", "secrets_adversarial_ms"),
+        Row("4 secrets: 1 MB / 50 KB time (linear: 20)", "secrets_adversarial_growth"),
         Row("5 malformed input: hand-written cases", "malformed_cases"),
         Row("5 malformed input: cases without one clear error", "malformed_bad"),
         Row(

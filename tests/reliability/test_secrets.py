@@ -10,7 +10,13 @@ the OTel span file, the session store, the log records (DEBUG and up, formatted)
 hook payload fields marked sanitized, and the process's stderr. Half the sessions run relay's
 managed mode.
 
-The benign side: every string of ``corpus.benign`` goes through ``sanitize`` (the one policy
+Sessions also carry a spread of cases from corpora the project did not write (gitleaks'
+and detect-secrets' rule tests, generated provider formats; see ``corpus/README.md``), and
+the figures on the whole of those corpora are recorded by family and by source, with the
+installed packages' lines as the benign side, provider tool-call ids, secrets placed across
+every text bound, and the CPU time of 1 MB of adversarial text.
+
+The hand-written side: every string of ``corpus.benign`` goes through ``sanitize`` (the one policy
 behind every exporter) and must come out unchanged; a session whose user text, tool
 arguments, tool output and answer carry code such as ``password_field = form.get(...)``
 must show it unchanged in the ATIF. The redactor's cost per KB is reported against the
@@ -33,6 +39,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from corpus import measure
 from corpus.benign import STRICT, benign_strings
 from rel_support import (
     LEAKY_PLUGIN_DIR,
@@ -44,11 +51,11 @@ from rel_support import (
     write_config,
 )
 
-from wayline.redaction import redact
 from wayline.contract.hooks import HOOK_SPECS
+from wayline.redaction import redact
 from wayline.redaction.sanitize import sanitize
 from wayline.runtime import build_runtime
-from wayline.testing.secrets import SECRET_SAMPLES, WHY_SAMPLES, SecretSample
+from wayline.testing.secrets import SECRET_SAMPLES, WHY_SAMPLES, SecretSample, families
 from wayline.testing.server import ScriptedServer
 
 GROUP = 4
@@ -216,6 +223,26 @@ def _run_group(
     return leaks, sanity
 
 
+def _outside_samples(count: int) -> list[SecretSample]:
+    """A deterministic spread of the scanners' and generated cases, as session samples."""
+    cases = [
+        c
+        for c in [*measure.scanner_cases(), *measure.generated_cases(count=1)]
+        if c.secret is not None
+        and measure.excluded(c) is None
+        and not measure.leaked(
+            measure.needle(c.secret, c.text),
+            c.text.replace(measure.needle(c.secret, c.text), "\x00"),
+            measure.exported(c.text),
+        )  # the known misses are counted by the corpus figures, not hidden in every session
+    ]
+    picked = cases[:: max(1, len(cases) // count)][:count]
+    return [
+        SecretSample(f"{c.source}:{c.rule}", c.text, measure.needle(c.secret or "", c.text))
+        for c in picked
+    ]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_no_secret_reaches_any_output(
@@ -225,6 +252,7 @@ def test_no_secret_reaches_any_output(
     or stderr; the shapes issue 21 found leaking are in every run."""
     step = scaled(7, 1)
     samples = [*WHY_SAMPLES, *(s for s in SECRET_SAMPLES[::step] if s not in WHY_SAMPLES)]
+    samples += _outside_samples(scaled(12, 96))
     groups = [samples[i : i + GROUP] for i in range(0, len(samples), GROUP)]
     capture = _Capture()
     wayline_log = logging.getLogger("wayline")
@@ -404,3 +432,100 @@ def test_code_naming_a_password_field_reaches_the_atif_unchanged(
             json.dumps(line, ensure_ascii=False)[1:-1] in atif or json.dumps(line)[1:-1] in atif
         ), line
     assert REDACTED_MARK not in atif
+
+
+# -- corpora the project did not write (tests/reliability/corpus/README.md) -------------------
+
+
+def test_outside_secrets_leak_figures() -> None:
+    """Every scanner test case and generated provider format, through every exported
+    embedding: at most 2% leak (whole or 40%), none in the zero-leak families; by family and
+    by source."""
+    figures = measure.measure_secrets(
+        [*measure.scanner_cases(), *measure.generated_cases(count=scaled(2, 6))]
+    )
+    total = sum(figures.by_family.cases.values())
+    leaks = len(figures.leaks)
+    for label, misses, cases in figures.by_family.rows():
+        zero = label in measure.ZERO_LEAK_FAMILIES
+        record(
+            f"secrets_family_{label}",
+            f"leaks in family {label} (of {cases})",
+            misses,
+            "==" if zero else "report",
+        )
+        print(f"family {label}: {misses} of {cases} leaked")
+    for label, misses, cases in figures.by_source.rows():
+        record(f"secrets_source_{label}", f"leaks from {label} (of {cases})", misses, "report")
+        print(f"source {label}: {misses} of {cases} leaked")
+    for label, altered, cases in figures.fp_altered.rows():
+        print(f"scanner look-alikes from {label}: {altered} of {cases} altered (no goal)")
+    for case in figures.leaks:
+        print(f"leak {case.family} {case.rule}: {case.text[:100]!r}")
+    record("secrets_outside_cases", "outside secret cases", total, ">=", scaled(450, 1800))
+    rate = record(
+        "secrets_outside_leak_permille",
+        "outside secrets leaked, per 1000",
+        1000 * leaks // total,
+        "<=",
+        20,
+    )
+    zero = [c for c in figures.leaks if c.family in measure.ZERO_LEAK_FAMILIES]
+    assert rate.ok and not zero, [(c.family, c.rule, c.text[:80]) for c in figures.leaks]
+
+
+def test_installed_packages_lines_figure() -> None:
+    """Lines of the installed packages (all of them at full scale): at most 0.1% altered."""
+    step, file_step = scaled(10, 1), scaled(20, 1)
+    total, altered = measure.measure_benign(step, file_step)
+    for where, line, out in altered:
+        print(f"altered {where}: {line.strip()[:100]!r} -> {out.strip()[:100]!r}")
+    record("secrets_packages_lines", "installed packages' lines checked", total, ">=", 1000)
+    figure = record(
+        "secrets_packages_altered",
+        "installed packages' lines altered",
+        len(altered),
+        "<=",
+        total // 1000,
+    )
+    assert figure.ok, altered[:20]
+
+
+def test_tool_call_ids_figure() -> None:
+    """Provider tool-call ids (call_, toolu_, fc_, uuid, …) in every position: none altered."""
+    bad = measure.measure_ids(scaled(10, 200))
+    assert record("secrets_ids_altered", "tool-call ids altered", len(bad)).ok, bad
+
+
+def test_cut_in_half_figure() -> None:
+    """Secrets placed across every text bound after shrinking text: none cut in half."""
+    cases = [*measure.generated_cases(count=1), *measure.scanner_cases()[:: scaled(40, 4)]]
+    placements, cut = measure.measure_cuts(cases)
+    record("secrets_cut_placements", "secrets placed across a bound", placements, ">=", 100)
+    figure = record("secrets_cut_in_half", "secrets cut in half by a bound", len(cut))
+    assert figure.ok, [(c.rule, where) for c, where in cut]
+
+
+def test_adversarial_time_figure() -> None:
+    """CPU time of redacting 1 MB of adversarial text (repeated keys, separators, BEGIN
+    without END, …) is recorded, and the ratio to 50 KB (linear: about 20)."""
+    big = measure.time_adversarial(1_000_000)
+    small = measure.time_adversarial(50_000)
+    worst = max(big, key=lambda name: big[name])
+    for name in big:
+        print(f"{name}: {big[name] * 1000:.0f} ms CPU per MB, {small[name] * 1000:.1f} per 50 KB")
+    record(
+        "secrets_adversarial_ms",
+        f"1 MB adversarial, worst ({worst}), CPU ms",
+        round(big[worst] * 1000),
+        "<=",
+        1000,
+    )
+    growth = max(big[n] / max(small[n], 1e-4) for n in big)
+    record(
+        "secrets_adversarial_growth",
+        "1 MB / 50 KB time, worst text (linear: 20)",
+        round(growth),
+        "report",
+    )
+    assert families()  # the hand-written corpus still loads beside the outside ones

@@ -360,8 +360,11 @@ def _balanced(text: str) -> bool:
 
 # Words that start an expression: "token = await fetch()", "password = new Secret(…)".
 _CODE_STARTS = frozenset(
-    {"await", "new", "yield", "lambda", "not", "return", "typeof", "function", "async", "if"}
-)
+    {"await", "new", "yield", "lambda", "not", "return", "typeof", "function", "async", "if",
+     "raise", "throw", "del", "print", "assert", "import", "from", "const", "let", "var"}
+)  # fmt: skip
+# Words that continue an expression after its first operand: "api_key or os.environ.get(…)".
+_CONTINUATIONS = frozenset({"or", "and", "if", "else", "is", "in", "not", "instanceof", "as"})
 
 
 def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -> int | None:
@@ -379,7 +382,9 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
     if head != value and head[-1] in ",;" and _balanced(head):
         head = value = head[:-1]  # a list of parameters or fields: "password: str, token: …"
     if head == value:
-        if _ENV_NAME.fullmatch(name) is not None and sep in ("=", ":"):
+        glued = text[end - len(value) - 1 : end - len(value)] in ("=", ":")
+        called = ("(" in value or "[" in value) and is_expression(value, name=name, rest=rest)
+        if _ENV_NAME.fullmatch(name) is not None and sep in ("=", ":") and glued and not called:
             # An environment variable or YAML key in capitals holds a literal: only a
             # placeholder or a keyword refers to something (SUMO_TOKEN=supRsUZaniwltn).
             literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS
@@ -389,7 +394,10 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
         return len(value)
     after = value[len(head) :].lstrip()
     # "token: Token = Depends(get_token)": the first word is code, so the line is code.
-    code_like = after[:1] in ("=", "|", "-", "[", "(", "#", "/") or after.startswith("->")
+    code_like = (
+        after[:1] in ("=", "|", "-", "[", "(", "#", "/", "?", "&", "+", "*", "%", "<", ">", ".")
+        or after.split(" ", 1)[0] in _CONTINUATIONS
+    )
     called = "(" in head or "[" in head
     if (code_like or head in _CODE_STARTS or called) and is_expression(
         head.rstrip(","), name=name, rest=value[len(head) :] + rest

@@ -29,6 +29,9 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
 _DIGEST_BEFORE = re.compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
 )
+_ID_NAME_BEFORE = re.compile(
+    r"""(?:\b|_)(?:id|ids|uuid|name|model|slug)["']?[ \t]*[:=][ \t]*["']?$""", re.IGNORECASE
+)
 _DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
 _MIXED_HEX = re.compile(r"[0-9a-fA-F]+")
 _HEXISH = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed case is no digest
@@ -37,7 +40,7 @@ _MEDIA_HEADS = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "
 _WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
 _DIGIT = re.compile(r"[0-9]")
 _DOTTED_TAIL = re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
-_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|[nrtbf]")
+_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf]")
 
 
 # Each token character's class: digit, upper case, lower case, other ("+/_-").
@@ -104,6 +107,8 @@ def _kept(text: str, start: int, core: str) -> bool:
         return True
     if _ID_PREFIX.match(core) is not None:
         return True
+    if _ID_NAME_BEFORE.search(text, max(0, start - 24), start) is not None:
+        return True  # id='Sao10K/L3-70B-Euryale-v2.1', model: "Gemma-…": names and ids
     if core.startswith(_MEDIA_HEADS) or text.endswith("base64,", 0, start):
         return True
     return _DIGEST_BEFORE.search(text, max(0, start - 9), start) is not None

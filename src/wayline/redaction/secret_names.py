@@ -295,6 +295,7 @@ _KEYWORDS = frozenset(
         "never",
         "enabled",
         "disabled",
+        "object",
     }
 )
 # A version or address ("detect-secrets==1.5.0", "10.0.0.5"): no credential has that shape.
@@ -327,7 +328,7 @@ def _closed(value: str, opener: int, rest: str) -> bool:
 
 
 _PASCAL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
-_UPPER_SNAKE = re.compile(r"[A-Z][A-Z]*(?:_[A-Z]+)+")
+_UPPER_SNAKE = re.compile(r"_?[A-Z][A-Z]*(?:_[A-Z]+)+")
 _STOPWORDS = frozenset(
     {
         "a", "an", "the", "of", "to", "for", "in", "on", "is", "are", "if", "and", "or", "with",
@@ -347,7 +348,12 @@ def is_prose(value: str) -> bool:
     """True when a ``key: value`` line's value reads as a sentence (a docstring's parameter
     description), not a passphrase: at least four words, two of them function words."""
     words = value[:200].lower().split()
-    if len(words) < 4 or not words[0].strip(".,;:()").isalpha():
+    if len(words) < 2 or not words[0].strip(".,;:()").isalpha():
+        return False
+    sentence = words[0] in ("a", "an", "the") or (len(words) >= 3 and value.rstrip()[-1:] == ".")
+    if sentence and value[:1].isupper():
+        return True  # "A ServerCredentials object.", "Text to consume."
+    if len(words) < 4:
         return False
     return sum(w.strip(".,;:()") in _STOPWORDS for w in words) >= 2
 
