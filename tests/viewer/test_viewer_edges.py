@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +168,21 @@ def test_rewritten_tool_call_shows_who_changed_it_and_why(
         assert "tuner" in requests.first.inner_text()
         assert "steadier answers" in page.locator(".step > .trace").first.inner_text()
         screenshot(page, tmp_path, f"rewrite-{source.name}")
+
+
+def test_tree_names_the_rewrite(rewrite_run: Path) -> None:
+    """`wayline view --tree` shows the executed arguments, the change and fx-policy's reason."""
+    (atif,) = sorted((rewrite_run / "atif").glob("*.json"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "wayline", "view", "--tree", str(atif)],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "changed currency: EUR → USD" in proc.stdout
+    assert "middleware fx-policy: settle in USD only" in proc.stdout
+    assert proc.stdout.count("ran with") == 1
 
 
 def test_rewrite_fields_are_optional_and_tolerant() -> None:

@@ -66,12 +66,24 @@ def _add_trajectory(tree: Tree, view: dict[str, Any]) -> None:
             if call.get("e"):
                 line.append("  error", style="bold red")
             call_node = node.add(line)
+            _add_rewrite(call_node, call)
             _add_subs(call_node, view, call)
         for orphan in step.get("o", []):
             orphan_node = node.add(Text(f"observation → {_short(orphan['o'], 80)}", style="dim"))
             _add_subs(orphan_node, view, orphan)
     for index in view.get("u", []):
         _add_sub(tree, view["subs"][index])
+
+
+def _add_rewrite(node: Tree, call: dict[str, Any]) -> None:
+    """A rewritten call's executed arguments, what changed, and who changed it and why."""
+    if call.get("xa") is not None:
+        node.add(Text(f"ran with {_short(call['xa'], 80)}", style="magenta"))
+        for change in call.get("dx", []):
+            node.add(Text(f"changed {change}", style="magenta"))
+    for entry in call.get("mt", []):
+        why = f": {entry['why']}" if entry.get("why") is not None else ""
+        node.add(Text(f"middleware {entry['who']}{why}", style="magenta"))
 
 
 def _add_subs(node: Tree, view: dict[str, Any], holder: dict[str, Any]) -> None:
