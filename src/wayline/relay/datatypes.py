@@ -164,7 +164,10 @@ class LLMRequest:
 
     def __init__(self, headers: Mapping[str, Json], content: Mapping[str, Json]) -> None:
         if not isinstance(headers, Mapping):
-            raise TypeError(f"LLMRequest headers must be a mapping, not {type(headers).__name__}")
+            raise TypeError(
+                f"LLMRequest headers must be a mapping: '{type(headers).__name__}' object is "
+                "not an instance of 'dict'"
+            )
         if not isinstance(content, Mapping):
             raise TypeError(f"LLMRequest content must be a mapping, not {type(content).__name__}")
         self.headers: dict[str, Json] = dict(headers)

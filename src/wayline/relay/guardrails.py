@@ -16,6 +16,7 @@ call. A guardrail that raises ends its scope with error status and the exception
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -129,7 +130,7 @@ def _close(
     parent: ScopeHandle,
     opened: tuple[str, int],
     verdict: Any,
-    exc: Exception | None,
+    exc: BaseException | None,
 ) -> None:
     uuid, started = opened
     if exc is None:
@@ -197,6 +198,9 @@ async def _evaluate_async(
     try:
         verdict = _checked(entry, kind, await settle(entry.fn(*args)))
     except Exception as exc:
+        _close(entry, parent, opened, None, exc)
+        raise
+    except asyncio.CancelledError as exc:  # a cancelled caller still closes the scope it opened
         _close(entry, parent, opened, None, exc)
         raise
     _close(entry, parent, opened, verdict, None)

@@ -288,10 +288,35 @@ def run_llm_execution_chain(
 def run_tool_request_chain(name: str, args: Json) -> Json:
     """Run the registered tool request intercepts over ``args``."""
     for entry in TOOL_REQUEST.chain:
-        args = resolve(entry.fn(name, copy.deepcopy(args)))
+        args = _json_args(resolve(entry.fn(name, copy.deepcopy(args))), entry.name)
         if entry.break_chain:
             break
     return args
+
+
+def _json_args(value: Any, name: str) -> Json:
+    """A tool request intercept's return, refused (as Relay) unless it is JSON data."""
+    bad = _non_json(value, 0)
+    if bad is not None:
+        raise RelayInvalidArgument(
+            f"invalid argument: tool request intercept returned unsupported type {bad}",
+            f" (intercept {name!r})",
+        )
+    return value
+
+
+def _non_json(value: Any, depth: int) -> str | None:
+    if value is None or isinstance(value, str | int | float | bool):
+        return None
+    if depth < 200 and isinstance(value, dict):
+        for key, item in value.items():
+            found = "non-string key" if not isinstance(key, str) else _non_json(item, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if depth < 200 and isinstance(value, list | tuple):
+        return next((f for f in (_non_json(v, depth + 1) for v in value) if f is not None), None)
+    return type(value).__name__
 
 
 def _not_an_outcome(outcome: object, name: str) -> RelayInvalidArgument:
@@ -388,7 +413,7 @@ async def run_tool_execution_chain_async(
 async def run_tool_request_chain_async(name: str, args: Json) -> Json:
     """:func:`run_tool_request_chain` awaiting coroutine-function intercepts."""
     for entry in TOOL_REQUEST.chain:
-        args = await settle(entry.fn(name, copy.deepcopy(args)))
+        args = _json_args(await settle(entry.fn(name, copy.deepcopy(args))), entry.name)
         if entry.break_chain:
             break
     return args
