@@ -310,6 +310,12 @@ def p5(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.concurrency")
 
 
+def startup(ref: Reference, quick: bool) -> list[Row]:
+    """One-shot ``wayline chat -q`` (CLI start-up included) vs a plain openai SDK script, no
+    plugins and relay + otel (bench/startup.py)."""
+    return _module_rows("bench.startup", "--rounds", "3" if quick else "15")
+
+
 def viewer(ref: Reference, quick: bool) -> list[Row]:
     """``wayline view`` at 100k steps in headless Chromium, when present (bench/viewer.py)."""
     if quick:
@@ -324,6 +330,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P3-eff": p3_efficiency,
     "P4": p4,
     "P5": p5,
+    "S": startup,
     "V": viewer,
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -16,6 +17,21 @@ from wayline.host.config import ConfigError
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # SIGTERM ends a run like Ctrl-C: hooks fire, files close
+
+
+def _prefetch_provider_sdk() -> None:
+    """Start importing the provider SDK (the largest import of a one-shot) on a thread, so it
+    overlaps loading the runtime, config and plugins. The provider's own ``import openai``
+    waits on the import lock until this one is done, which is the join before the first
+    call; an import error is left to that import to report."""
+
+    def load() -> None:
+        try:
+            import openai  # noqa: F401
+        except BaseException:
+            return
+
+    threading.Thread(target=load, name="wayline-sdk-import", daemon=True).start()
 
 
 def _console_observer(quiet: bool) -> Any:
@@ -65,6 +81,7 @@ def chat(
     workdir: Path | None,
 ) -> None:
     """Talk to an agent; every step emits hooks to the enabled plugins."""
+    _prefetch_provider_sdk()
     from wayline.api.build import AgentSpec, build_agent, split_toolsets
 
     del accept_hooks
