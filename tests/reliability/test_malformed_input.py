@@ -350,10 +350,10 @@ CASES: list[Case] = [
     ),
     _script_case("binary", b"\xff\xfe\x00\x01", r"s\.yaml"),
     _atof_case("empty", "", 1, r"no trajectory with steps found"),
-    _atof_case("array line", EVENT + "[1,2]\n" + EVENT, 1, r"in\.jsonl:2: expected a JSON object"),
-    _atof_case("garbage line", EVENT + "{oops\n" + EVENT, 1, r"in\.jsonl:2: invalid JSON"),
+    _atof_case("array line", EVENT + "[1,2]\n" + EVENT, 2, r"in\.jsonl:2: expected a JSON object"),
+    _atof_case("garbage line", EVENT + "{oops\n" + EVENT, 2, r"in\.jsonl:2: invalid JSON"),
     _atof_case(
-        "nested too deep", EVENT + "[" * 50_000 + "]" * 50_000 + "\n" + EVENT, 1, r"in\.jsonl:2:"
+        "nested too deep", EVENT + "[" * 50_000 + "]" * 50_000 + "\n" + EVENT, 2, r"in\.jsonl:2:"
     ),
     Case(
         "atof: a directory",
@@ -459,7 +459,7 @@ def test_converter_keeps_trajectories_written_before_a_bad_line(
         text=True,
         timeout=60,
     )
-    assert proc.returncode == 1 and f"broken.jsonl:{line}: invalid JSON" in proc.stderr
+    assert proc.returncode == 2 and f"broken.jsonl:{line}: invalid JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
     files = sorted(converted.glob("*.json"))
     assert len(files) == 1, proc.stderr

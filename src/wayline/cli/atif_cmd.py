@@ -123,8 +123,8 @@ def convert(
     if not report.written:
         # One line: why nothing came out, with the first thing the reader noticed.
         seen = f" ({caught[0].message})" if caught else ""
-        if report.events == report.skipped_events:
-            fail(f"{events}: no ATOF events found{seen}", EXIT_USAGE)
+        if report.events and report.events == report.skipped_events:  # lines, none an event
+            fail(f"{events}: no ATOF events found, not an ATOF file{seen}", EXIT_USAGE)
         fail(f"{events}: no trajectory with steps found in {report.events} events", EXIT_FAILED)
     for warning in caught:
         warn(str(warning.message))
