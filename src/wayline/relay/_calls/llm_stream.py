@@ -1,6 +1,6 @@
 """Managed streaming LLM calls (``llm.stream_execute``), with Relay's lifecycle rules.
 
-Setup is the same as :func:`wayline.relay.llm.execute`: guardrails, codec, request
+Setup is the same as :func:`wayline.relay._calls.llm.execute`: guardrails, codec, request
 intercepts (a failure raises before any event), then the LLM start at T and the pending marks
 at T + 1 µs. The provider ``func(request)`` returns an iterable of chunks (wrapped by
 LLM stream execution intercepts). While the caller iterates, each chunk goes to
@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from wayline.relay import intercepts as _icpt
-from wayline.relay import llm as _llm
+from wayline.relay._calls import llm as _llm
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest
 from wayline.relay.events import emit_mark

@@ -1,0 +1,550 @@
+"""LLM call lifecycle with the nemo_relay ``llm`` names.
+
+An LLM span is not pushed on the scope stack: its events are parented to the active scope.
+The start event's ``data`` is ``{"content": <body>, "headers": <headers>}`` with credential
+headers removed; the end event's ``data`` is the raw provider response.
+
+Managed calls (``execute``, ``execute_sync``, ``stream_execute``) follow Relay 0.10.4's §6
+contract: conditional-execution guardrails (:mod:`~wayline.relay.guardrails`), then codec
+decode, the request-intercept chain and codec encode (:mod:`~wayline.relay.intercepts`) —
+any failure raises before a single event — then the start at T, the intercepts' pending marks
+at exactly T + 1 µs, and the provider wrapped by execution intercepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from wayline.relay import guardrails as _guardrails
+from wayline.relay import intercepts as _icpt
+from wayline.relay import sanitize as _sanitize
+from wayline.relay import subscribers as _subs
+from wayline.relay.clock import now_ns
+from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
+from wayline.relay.events import ScopeEvent, merge_json
+from wayline.relay.handles import LLMHandle, ScopeHandle
+from wayline.relay.jsonfmt import JsonText, dumps
+from wayline.relay.outcomes import (
+    LLMExecutionContext,
+    LLMRequestInterceptOutcome,
+    emit_pending_marks,
+)
+from wayline.relay.scope import agent_session_ids, current, end_timestamp_ns, outermost_scope_uuid
+from wayline.relay.status import annotation_json, error_metadata, ok_metadata
+from wayline.relay.timefmt import datetime_to_ns
+from wayline.relay.uuid7 import uuid7_at
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "call",
+    "call_end",
+    "call_fail",
+    "conditional_execution",
+    "execute",
+    "execute_sync",
+    "request_intercepts",
+]
+
+_log = logging.getLogger("wayline.relay")
+
+CREDENTIAL_HEADERS: Final = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "x-api-key",
+        "api-key",
+        "anthropic-api-key",
+        "x-goog-api-key",
+    }
+)
+"""Headers Relay 0.10.4 removes (case-insensitively) from the request copy recorded on events.
+
+Kept local rather than taken from a general sanitizer: the event bytes must match Relay's,
+which strips exactly these and nothing else.
+"""
+
+SESSION_HEADER: Final = "x-dynamo-session-id"
+PARENT_SESSION_HEADER: Final = "x-dynamo-parent-session-id"
+TRACEPARENT_HEADER: Final = "traceparent"
+
+
+def observable_headers(headers: Mapping[str, Json]) -> dict[str, Json]:
+    """A copy of ``headers`` without credential headers (the caller's mapping is untouched)."""
+    return {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
+
+
+def _start_event_data(request: LLMRequest) -> dict[str, Any]:
+    content, headers = request.content, observable_headers(request.headers)
+    data = {"content": content, "headers": headers}
+    if content.__class__ is JsonText:
+        # The body's text is known (see jsonfmt.with_text): the line reuses it.
+        return JsonText(data, f'{{"content":{dumps(content)},"headers":{dumps(headers)}}}')
+    return data
+
+
+def _begin_span(
+    name: str,
+    request: LLMRequest,
+    handle: ScopeHandle | None,
+    attributes: LLMAttributes | int | None,
+    data: Json | None,
+    metadata: Json | None,
+    model_name: str | None,
+    timestamp: datetime | None,
+    annotated_request: dict[str, Any] | None,
+) -> LLMHandle:
+    if not isinstance(request, LLMRequest):
+        raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"LLM name must be a str, not {type(name).__name__}")
+    parent = current() if handle is None else handle
+    now = now_ns()
+    started = now if timestamp is None else datetime_to_ns(timestamp)
+    bits = attribute_bits(attributes, LLMAttributes)
+    span = LLMHandle(
+        uuid7_at(now),
+        name,
+        bits,
+        LLMAttributes.strings_of(bits),
+        parent.uuid,
+        data,
+        metadata,
+        model_name,
+        started,
+        parent.propagation_root_uuid,
+    )
+    callbacks = _subs._callbacks
+    if callbacks:
+        profile = span.profile()
+        recorded: LLMRequest | None = request
+        if _sanitize.LLM_REQUEST.chain:
+            recorded = _sanitize.llm_request(request)
+            if recorded is None:
+                annotated_request = None
+        if annotated_request is not None:
+            profile["annotated_request"] = annotated_request
+        _subs.dispatch(
+            ScopeEvent(
+                "start",
+                span.uuid,
+                span.parent_uuid,
+                span.propagation_root_uuid,
+                started,
+                name,
+                "llm",
+                span._attr_strings,
+                profile,
+                None if recorded is None else _start_event_data(recorded),
+                None,
+                metadata,
+            ),
+            callbacks,
+        )
+    return span
+
+
+def call(
+    name: str,
+    request: LLMRequest,
+    *,
+    handle: ScopeHandle | None = None,
+    attributes: LLMAttributes | int | None = None,
+    data: Json | None = None,
+    metadata: Json | None = None,
+    model_name: str | None = None,
+    timestamp: datetime | None = None,
+    annotated_request: Mapping[str, Any] | None = None,
+) -> LLMHandle:
+    """Start a manual LLM span under ``handle`` (default: the active scope).
+
+    ``model_name`` goes into ``category_profile``; ``data`` stays on the handle only;
+    ``annotated_request`` (a mapping or an annotation with ``to_dict()``, wayline extension) is
+    recorded as ``category_profile.annotated_request``. Manual calls run no intercepts.
+    """
+    return _begin_span(
+        name,
+        request,
+        handle,
+        attributes,
+        data,
+        metadata,
+        model_name,
+        timestamp,
+        annotation_json(annotated_request, "annotated_request"),
+    )
+
+
+def _emit_end(
+    span: LLMHandle,
+    response: Any,
+    metadata: Any,
+    annotated_response: dict[str, Any] | None,
+    timestamp: datetime | None,
+    extra_profile: dict[str, Any] | None = None,
+    response_codec: object = None,
+) -> None:
+    ended = end_timestamp_ns(span.started_ns, timestamp)
+    callbacks = _subs._callbacks
+    if callbacks:
+        profile = span.profile()
+        if response is not None and _sanitize.LLM_RESPONSE.chain:
+            response, kept = _sanitize.llm_response(response)
+            if not kept:
+                annotated_response = response_codec = None
+        if annotated_response is None and response_codec is not None and response is not None:
+            annotated_response = _decoded(response_codec, response)
+        if annotated_response is not None and response is not None:
+            profile["annotated_response"] = annotated_response
+        if extra_profile:
+            profile.update(extra_profile)
+        _subs.dispatch(
+            ScopeEvent(
+                "end",
+                span.uuid,
+                span.parent_uuid,
+                span.propagation_root_uuid,
+                ended,
+                span.name,
+                "llm",
+                span._attr_strings,
+                profile,
+                response,
+                None,
+                merge_json(span.metadata, metadata),
+            ),
+            callbacks,
+        )
+
+
+def _decoded(response_codec: object, response: Any) -> Any:
+    """The codec's annotation of the recorded (sanitized) response; a failure only omits it."""
+    try:
+        decode = getattr(response_codec, "decode_response")  # noqa: B009
+        return annotation_json(decode(response), "decoded response annotation")
+    except Exception as exc:  # as Relay: a response codec failure never fails call_end
+        _log.warning("response codec could not decode the LLM response; no annotation: %s", exc)
+        return None
+
+
+def call_end(
+    handle: LLMHandle,
+    response: Json,
+    *,
+    data: Json | None = None,
+    metadata: Json | None = None,
+    annotated_response: Mapping[str, Any] | None = None,
+    response_codec: object = None,
+    timestamp: datetime | None = None,
+) -> None:
+    """Finish a manual LLM span: the end event records ``response`` (``data`` if it is None).
+
+    End metadata is the start metadata merged with ``metadata`` and
+    ``otel.status_code: "OK"``. ``annotated_response`` (or ``response_codec.decode_response``)
+    becomes ``category_profile.annotated_response``.
+    """
+    recorded = data if response is None else response
+    if response_codec is not None and not callable(
+        getattr(response_codec, "decode_response", None)
+    ):
+        raise TypeError("response_codec must have a decode_response(response) method")
+    annotation = None
+    if annotated_response is not None:
+        annotation = annotation_json(annotated_response, "annotated_response")
+        response_codec = None
+    _emit_end(
+        handle,
+        recorded,
+        ok_metadata(metadata),
+        annotation,
+        timestamp,
+        response_codec=response_codec,
+    )
+
+
+def _provider_request(request: LLMRequest, span: LLMHandle) -> LLMRequest:
+    headers = dict(request.headers)
+    for key in [k for k in headers if k.lower() == TRACEPARENT_HEADER]:
+        del headers[key]
+    trace_id = (outermost_scope_uuid() or span.parent_uuid).replace("-", "")
+    headers[TRACEPARENT_HEADER] = f"00-{trace_id}-{span.uuid.replace('-', '')[16:]}-01"
+    return LLMRequest(headers, request.content)
+
+
+def _intercept(name: str, request: LLMRequest, codec: object) -> tuple[LLMRequest, Any, list[Any]]:
+    """Codec decode → request intercepts → codec encode: (provider request, annotation, marks).
+
+    Emits nothing; any failure propagates before a lifecycle exists (marks are discarded).
+    """
+    if not isinstance(request, LLMRequest):
+        raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
+    annotated: Any = None
+    encode: Any = None
+    if codec is not None:
+        decode = getattr(codec, "decode", None)
+        encode = getattr(codec, "encode", None)
+        if not callable(decode) or not callable(encode):
+            raise TypeError("codec must have decode(request) and encode(annotated, original)")
+        annotated = decode(request)
+    marks: list[Any] = []
+    if _icpt.LLM_REQUEST.chain:
+        outcome = _icpt.run_llm_request_chain(name, request, annotated, codec is not None)
+        request, annotated, marks = (
+            outcome.request,
+            outcome.annotated_request,
+            outcome.pending_marks,
+        )
+    if encode is not None:
+        encoded = encode(annotated, request)
+        if not isinstance(encoded, LLMRequest):
+            raise TypeError(f"codec.encode must return an LLMRequest, not {type(encoded).__name__}")
+        # Intercept headers win over whatever the codec carried over.
+        request = LLMRequest({**encoded.headers, **request.headers}, encoded.content)
+    return request, annotated, marks
+
+
+def request_intercepts(name: str, request: LLMRequest, *, codec: object = None) -> Any:
+    """Run the LLM request-intercept chain alone and return its outcome; emits nothing.
+
+    The outcome's ``pending_marks`` are returned, never emitted (there is no LLM lifecycle to
+    attach them to). ``codec`` (wayline extension) applies the codec rules and returns the
+    encoded provider request. As in Relay, inside a running event loop the outcome comes back
+    as an awaitable and coroutine intercepts run on the caller's loop.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        final, annotated, marks = _intercept(name, request, codec)
+        return LLMRequestInterceptOutcome(final, annotated, marks)
+    if codec is None and isinstance(request, LLMRequest):
+        return _icpt.run_llm_request_chain_async(name, request, None, False)
+    final, annotated, marks = _intercept(name, request, codec)
+    return _ready(LLMRequestInterceptOutcome(final, annotated, marks))
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+def conditional_execution(
+    name: str | LLMRequest,
+    request: LLMRequest | None = None,
+    *,
+    handle: ScopeHandle | None = None,
+) -> Any:
+    """Run the LLM guardrails alone (``GuardrailRejected`` on rejection).
+
+    ``conditional_execution(request)`` is Relay's form (a rejection emits no mark);
+    ``conditional_execution(name, request)`` (wayline) also marks the rejection under
+    ``name``. Returns ``None`` outside an event loop and an awaitable inside one, so coroutine
+    guardrails run on the caller's loop.
+    """
+    target: str | None
+    if request is None:
+        if not isinstance(name, LLMRequest):
+            raise TypeError(f"conditional_execution needs an LLMRequest, not {type(name).__name__}")
+        target, request = None, name
+    elif isinstance(name, str):
+        target = name
+    else:
+        raise TypeError(f"the LLM name must be a str, not {type(name).__name__}")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        _guardrails.check_llm(target, request, handle)
+        return None
+    return _guardrails.check_llm_async(target, request, handle)
+
+
+def _begin(
+    name: str,
+    request: LLMRequest,
+    handle: ScopeHandle | None,
+    attributes: LLMAttributes | int | None,
+    data: Json | None,
+    metadata: Json | None,
+    model_name: str | None,
+    codec: object,
+    checked: bool = False,
+) -> tuple[LLMHandle, LLMRequest, Any]:
+    if not isinstance(request, LLMRequest):
+        raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
+    if not checked:  # the async path ran the guardrails on the caller's loop already
+        _guardrails.check_llm(name, request, handle)
+    request, annotated, marks = _intercept(name, request, codec)
+    annotation = annotation_json(annotated, "annotated_request")
+    headers = dict(request.headers)
+    ids = agent_session_ids()
+    if ids is not None:
+        headers[SESSION_HEADER] = ids[0]
+        if ids[1] is None:
+            headers.pop(PARENT_SESSION_HEADER, None)
+        else:
+            headers[PARENT_SESSION_HEADER] = ids[1]
+    request = LLMRequest(headers, request.content)
+    span = _begin_span(
+        name, request, handle, attributes, data, metadata, model_name, None, annotation
+    )
+    if marks:
+        # Every pending mark at exactly start + 1 µs, in chain order, under the LLM span.
+        emit_pending_marks(marks, span.uuid, span.propagation_root_uuid, span.started_ns + 1_000)
+    return span, _provider_request(request, span), annotated
+
+
+def _fail(span: LLMHandle, exc: BaseException, extra_profile: dict[str, Any] | None = None) -> None:
+    _emit_end(span, None, error_metadata(None, exc), None, None, extra_profile)
+
+
+def _finish(
+    span: LLMHandle,
+    response: Any,
+    response_codec: object,
+    extra_profile: dict[str, Any] | None = None,
+) -> None:
+    try:
+        annotation = None
+        if response_codec is not None and response is not None:
+            decode = getattr(response_codec, "decode_response", None)
+            if not callable(decode):
+                raise TypeError("response_codec must have a decode_response(response) method")
+            annotation = annotation_json(decode(response), "decoded response annotation")
+    except Exception as exc:
+        _fail(span, exc, extra_profile)
+        raise
+    _emit_end(span, response, ok_metadata(None), annotation, None, extra_profile)
+
+
+def _context(span: LLMHandle, annotated: Any, response_codec: object) -> LLMExecutionContext:
+    return LLMExecutionContext(span.name, span.model_name, annotated, response_codec)
+
+
+async def execute(
+    name: str,
+    request: LLMRequest,
+    func: Callable[[LLMRequest], Json | Awaitable[Json]],
+    *,
+    handle: ScopeHandle | None = None,
+    attributes: LLMAttributes | int | None = None,
+    data: Json | None = None,
+    metadata: Json | None = None,
+    model_name: str | None = None,
+    codec: object = None,
+    response_codec: object = None,
+) -> Json:
+    """Call the provider ``func(request)`` (sync or async) inside a managed LLM span.
+
+    Order (Relay's): conditional-execution guardrails, codec decode, request intercepts,
+    codec encode — a failure there raises before any event. Then the start event (with
+    ``x-dynamo-session-id``/``x-dynamo-parent-session-id`` of the innermost Agent scopes),
+    the intercepts' pending marks at start + 1 µs, and ``func`` (wrapped by LLM execution
+    intercepts) with an extra ``traceparent`` header that is not recorded. The end records
+    the response with ``otel.status_code: "OK"``; if ``func`` raises, it records ``data: null``
+    with error status and the original exception propagates. Returns the response.
+    """
+    if _guardrails.LLM_CONDITIONAL.chain and isinstance(request, LLMRequest):
+        await _guardrails.check_llm_async(name, request, handle)
+    span, provider_request, annotated = _begin(
+        name, request, handle, attributes, data, metadata, model_name, codec, checked=True
+    )
+    chain = _icpt.LLM_EXECUTION.chain
+    try:
+        if chain and _icpt.all_async(chain):
+            response = await _icpt.run_llm_execution_chain_async(
+                chain, name, provider_request, _context(span, annotated, response_codec), func
+            )
+        elif chain:
+            loop = asyncio.get_running_loop()
+            ctx = _context(span, annotated, response_codec)
+
+            def blocking(req: LLMRequest) -> Any:
+                value = func(req)
+                if inspect.isawaitable(value):
+                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                return value
+
+            response = await asyncio.to_thread(
+                _icpt.run_llm_execution_chain, chain, name, provider_request, ctx, blocking
+            )
+        else:
+            response = func(provider_request)
+            if inspect.isawaitable(response):
+                response = await response
+    except Exception as exc:
+        _fail(span, exc)
+        raise
+    _finish(span, response, response_codec)
+    return response
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _sync_only(name: str, func: Callable[[LLMRequest], Any]) -> Callable[[LLMRequest], Any]:
+    def call(req: LLMRequest) -> Any:
+        response = func(req)
+        if inspect.isawaitable(response):
+            if inspect.iscoroutine(response):
+                response.close()
+            raise TypeError(f"LLM {name!r}: execute_sync needs a synchronous func")
+        return response
+
+    return call
+
+
+def execute_sync(
+    name: str,
+    request: LLMRequest,
+    func: Callable[[LLMRequest], Json],
+    *,
+    handle: ScopeHandle | None = None,
+    attributes: LLMAttributes | int | None = None,
+    data: Json | None = None,
+    metadata: Json | None = None,
+    model_name: str | None = None,
+    codec: object = None,
+    response_codec: object = None,
+) -> Json:
+    """:func:`execute` for synchronous callers and a synchronous ``func`` (wayline extension)."""
+    span, provider_request, annotated = _begin(
+        name, request, handle, attributes, data, metadata, model_name, codec
+    )
+    provider = _sync_only(name, func)
+    chain = _icpt.LLM_EXECUTION.chain
+    try:
+        if chain:
+            ctx = _context(span, annotated, response_codec)
+            response = _icpt.run_llm_execution_chain(chain, name, provider_request, ctx, provider)
+        else:
+            response = provider(provider_request)
+    except Exception as exc:
+        _fail(span, exc)
+        raise
+    _finish(span, response, response_codec)
+    return response
+
+
+def call_fail(
+    handle: LLMHandle,
+    error: Mapping[str, Any],
+    *,
+    metadata: Json | None = None,
+    timestamp: datetime | None = None,
+) -> None:
+    """Finish a manual LLM span as failed (wayline extension for observer-driven hosts).
+
+    The end event's ``data`` is ``{"error": error}``; its metadata carries
+    ``otel.status_code: "ERROR"``, the error message as ``otel.status_description`` and
+    its type as ``error.type``.
+    """
+    status = {
+        "otel.status_code": "ERROR",
+        "otel.status_description": str(error.get("message") or ""),
+        "error.type": str(error.get("type") or "error"),
+    }
+    _emit_end(handle, {"error": dict(error)}, merge_json(metadata, status), None, timestamp)
