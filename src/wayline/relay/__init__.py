@@ -33,6 +33,7 @@ from wayline.relay import (
     subscribers,
     tools,
 )
+from wayline.relay._codecs.openai_chat import AnnotatedLLMRequest, AnnotatedLLMResponse
 from wayline.relay._not_ported import (
     OpenTelemetryConfig,
     OpenTelemetryFileSinkConfig,
@@ -57,7 +58,6 @@ from wayline.relay.atof import (
     AtofExporterMode,
     AtofFormatError,
 )
-from wayline.relay.codecs import AnnotatedLLMRequest, AnnotatedLLMResponse
 from wayline.relay.datatypes import (
     Json,
     LLMAttributes,

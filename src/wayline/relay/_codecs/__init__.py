@@ -1,1 +1,1 @@
-"""Provider codecs: the implementation behind ``wayline.relay.codecs``."""
+"""Provider codecs: the implementation behind ``wayline.relay._codecs.openai_chat``."""

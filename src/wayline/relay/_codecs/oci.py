@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from wayline.relay.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
-from wayline.relay.codec_support import (
+from wayline.relay._codecs.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
+from wayline.relay._codecs.support import (
     body_of,
     function_tool,
     int_or_none,

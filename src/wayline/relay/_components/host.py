@@ -23,8 +23,8 @@ from wayline.relay import guardrails as _guardrails
 from wayline.relay import intercepts as _intercepts
 from wayline.relay import runtime_registrations as _runtime
 from wayline.relay import subscribers as _subscribers
+from wayline.relay._components.configdoc import ConfigPolicy
 from wayline.relay._components.plugins_toml import Activation, activate_exporters
-from wayline.relay.configdoc import ConfigPolicy
 from wayline.relay.event_metadata import deregister_injector, register_injector
 from wayline.relay.typing_names import JsonObject
 
@@ -332,7 +332,7 @@ def _host_report(found: ConfigReport, doc: JsonObject) -> PluginHostReport:
 
 
 def _config_report(config: PluginConfig | JsonObject) -> ConfigReport:
-    from wayline.relay.adaptive_config import validate_config as validate_adaptive
+    from wayline.relay._adaptive.config import validate_config as validate_adaptive
 
     doc = _document(config)
     out: list[ConfigDiagnostic] = []

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from wayline.relay.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
-from wayline.relay.codec_support import (
+from wayline.relay._codecs.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
+from wayline.relay._codecs.support import (
     FieldCodec,
     body_of,
     encode_fields,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypedDict
 
-from wayline.relay.configdoc import ConfigPolicy, to_json, to_json_object
+from wayline.relay._components.configdoc import ConfigPolicy, to_json, to_json_object
 from wayline.relay.typing_names import JsonObject
 
 __all__ = [

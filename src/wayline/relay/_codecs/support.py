@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wayline.relay.annotated import AnnotatedLLMRequest
+from wayline.relay._codecs.annotated import AnnotatedLLMRequest
 from wayline.relay.datatypes import Json, LLMRequest
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""The adaptive component: its config documents (``config``) and runtime (``runtime``)."""
