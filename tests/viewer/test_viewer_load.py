@@ -218,3 +218,25 @@ def test_tree_prints_steps_calls_and_nested_subagent(demo_run: Path) -> None:
     out = proc.stdout
     assert "4 steps" in out and "delegate_task" in out and out.count("read_file") == 2
     assert "sub-agent" in out and "hello from the child agent" in out
+
+
+def test_span_columns_keep_every_span_to_the_microsecond() -> None:
+    """The page's span columns decode to build_view's spans: kind, label, times, flags, step."""
+    from wayline.viewer.page import span_columns
+
+    (loaded,) = load_trajectory(RELAY_DATA / "relay_plugin.atof.jsonl")
+    spans = build_view(loaded)["spans"]
+    columns = span_columns(spans)
+    at = 0
+    kinds = ("llm", "tool", "approval", "subagent")
+    for i, span in enumerate(spans):
+        at += columns["s"][i]
+        assert kinds[columns["k"][i]] == span["k"]
+        assert columns["nt"][columns["n"][i]] == span["n"]
+        assert columns["pt"][columns["p"][i]] == span["p"]
+        assert abs(at / 1000 - span["s"]) < 0.0015
+        assert abs((at + columns["u"][i]) / 1000 - span["e"]) < 0.0015
+        assert columns["st"][i] == span.get("st", 0) and columns["d"][i] == span["d"]
+        assert bool(columns["f"][i] & 1) == bool(span.get("er"))
+        assert bool(columns["f"][i] & 8) == (span.get("g") is not None)
+    assert len(spans) > 3
