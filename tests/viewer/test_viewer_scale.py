@@ -19,6 +19,7 @@ except ImportError:  # the browser fixture skips (or fails under CI=true) before
 
 STEPS = 5000
 BASE = 1_795_293_778.0
+ERROR_STEP = 3000  # the only failing call
 UNIQUE = "zebra-quartz-7781"  # appears in one step's tool output only, far past the first chunk
 
 
@@ -29,6 +30,8 @@ def _trajectory(steps: int) -> dict[str, Any]:
         text = f"item {n}: " + ("the output of a command " * 12)
         if n == 4321:
             text += UNIQUE
+        if n == ERROR_STEP:
+            text = json.dumps({"error": "no such item"})
         start = BASE + n
         out.append(
             {
@@ -109,3 +112,14 @@ def test_page_bytes_grow_linearly(tmp_path: Path) -> None:
         source.write_text(json.dumps(_trajectory(steps)))
         sizes[steps] = len(render_page(load_trajectory(source)).encode()) / steps
     assert sizes[STEPS] <= sizes[500]
+
+
+def test_next_error_key_reaches_an_error_in_a_later_chunk(large_page: Path, open_page) -> None:
+    """`e` from the top jumps to the one failing step, thousands of steps below."""
+    page = open_page(large_page)
+    assert page.locator("#wl-errors").inner_text().endswith("1")
+    page.keyboard.press("e")
+    expect(page.locator(".step.target")).to_have_id(f"step-{ERROR_STEP}")
+    assert page.evaluate("location.hash") == f"#step-{ERROR_STEP}"
+    page.locator("#wl-errors").click()
+    expect(page.locator("#wl-count")).to_have_text("1 of 5,000 steps")
