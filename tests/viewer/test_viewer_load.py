@@ -185,6 +185,8 @@ def test_embedded_json_cannot_close_its_script_element(injection_run: Path) -> N
     assert page.count("</script>") == 2  # the data element's and the page script's own
     data = page.split('data-encoding="deflate-base64">')[1].split("</script>")[0]
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", data)
+    policy = page.split('http-equiv="Content-Security-Policy" content="')[1].split('"')[0]
+    assert "default-src &#x27;none&#x27;" in policy and "unsafe" not in policy
     escaped = '{"x":"a\\u2028b\\u003c/script\\u003e\\u0026"}'
     assert embed_json({"x": "a\u2028b</script>&"}) == escaped
 
