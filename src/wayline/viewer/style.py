@@ -102,5 +102,6 @@ padding:0 2px}
 .trace,.changes{margin:2px 0 4px;padding-left:20px;font-size:12.5px}
 .changes{font-family:var(--mono);font-size:12px}
 @media (max-width:640px){main{padding:10px 8px 60px}.tllab{width:120px}
+.hdr{grid-template-columns:repeat(2,minmax(0,1fr))}
 .tlaxis{margin-left:120px}.help{display:none}}
 """
