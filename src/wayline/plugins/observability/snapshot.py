@@ -42,9 +42,11 @@ class _Memo(threading.local):
         # The last payload taken, its values, and its snapshot: the hook's other queued
         # observers (the bus hands each the same dict, one after the other) share it.
         self.last: tuple[dict[str, Any], list[tuple[str, Any]], dict[str, Any]] | None = None
-        self.copies: dict[int, tuple[Any, Any]] = {}
-        # id(first item) -> (the live items last copied, their copies)
-        self.lists: dict[int, tuple[list[Any], list[Any]]] = {}
+        self.take = 0  # which take this is: what was checked in this take is not checked again
+        # id(live dict) -> (the live dict, its copy, the take that last found them equal)
+        self.copies: dict[int, tuple[Any, Any, int]] = {}
+        # id(first item) -> (the live items last copied, their copies, that take)
+        self.lists: dict[int, tuple[list[Any], list[Any], int]] = {}
 
 
 class Snapshots:
@@ -71,20 +73,40 @@ class Snapshots:
         if len(memo.copies) > self._limit:
             memo.copies.clear()
             memo.lists.clear()
-        snapshot = {key: self._copy(value, memo) for key, value in payload.items()}
+        memo.take += 1
+        snapshot = {
+            key: value if value.__class__ in _SHARED else self._copy(value, memo)
+            for key, value in payload.items()
+        }
         memo.last = (payload, list(payload.items()), snapshot)
         return snapshot
 
-    def _copy(self, value: Any, memo: _Memo) -> Any:
+    def _copy(self, value: Any, memo: _Memo, member: bool = False) -> Any:
+        """A copy of ``value``; a dict that is a list's ``member`` (a message, a tool
+        definition) is kept and handed out again while it still equals its copy. Other dicts
+        are copied each time, so the lists inside them are checked once per take."""
         kind = type(value)
         if kind in _SHARED:
             return value
+        if kind is dict and not member:
+            return {
+                key: item if item.__class__ in _SHARED else self._copy(item, memo)
+                for key, item in value.items()
+            }
         if kind is dict:
             hit = memo.copies.get(id(value))
-            if hit is not None and hit[0] is value and _equal(hit[1], value):
-                return hit[1]
-            copy = {key: self._copy(item, memo) for key, item in value.items()}
-            memo.copies[id(value)] = (value, copy)  # holds ``value``: its id is not reused
+            if hit is not None and hit[0] is value:
+                if hit[2] == memo.take:
+                    return hit[1]
+                if _equal(hit[1], value):
+                    memo.copies[id(value)] = (value, hit[1], memo.take)
+                    return hit[1]
+            copy = {
+                key: item if item.__class__ in _SHARED else self._copy(item, memo)
+                for key, item in value.items()
+            }
+            # the entry holds ``value``: its id is not reused while it is kept
+            memo.copies[id(value)] = (value, copy, memo.take)
             return copy
         if kind is list:
             return self._copy_list(value, memo)
@@ -95,22 +117,28 @@ class Snapshots:
         return value
 
     def _copy_list(self, items: list[Any], memo: _Memo) -> list[Any]:
-        """A copy of ``items``; a list that starts with the items of the last one copied that
-        started alike (the conversation, sent again with new messages) keeps that copy's
-        prefix while it still equals the live items."""
+        """A copy of ``items``. Lists that start with the same item (a conversation: the
+        history, the request's messages, the next call's request) share the copy of their
+        common prefix while it still equals the live items; only the rest is copied."""
         if not items:
             return []
         key = id(items[0])
         last = memo.lists.get(key)
-        copy: list[Any] | None = None
         if last is not None:
-            known, copied = last
-            n = len(known)
-            if n <= len(items) and all(map(is_, known, items)) and _equal(copied, items[:n]):
-                copy = copied + [self._copy(item, memo) for item in items[n:]]
-        if copy is None:
-            copy = [self._copy(item, memo) for item in items]
-        memo.lists[key] = (list(items), copy)
+            known, copied, checked = last
+            n = min(len(known), len(items))
+            if all(map(is_, known[:n], items)) and (
+                checked == memo.take or _equal(copied[:n], items[:n])
+            ):
+                copy = copied[:n] + [self._copy(item, memo, True) for item in items[n:]]
+                if len(items) >= len(known):
+                    memo.lists[key] = (list(items), copy, memo.take)
+                elif checked != memo.take:
+                    # only the common prefix was checked: the rest must be checked again
+                    memo.lists[key] = (list(items), copy, memo.take)
+                return copy
+        copy = [self._copy(item, memo, True) for item in items]
+        memo.lists[key] = (list(items), copy, memo.take)
         return copy
 
 
