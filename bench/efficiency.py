@@ -47,11 +47,30 @@ ROOT = Path(__file__).resolve().parent.parent
 REPEAT = 4
 GAP_MS = 1.0
 ARMS = ("relay", "hermes", "otel", "plain-otel", "none")
-PAIRS = (
-    # (wayline arm, reference arm, what, blocking goal, cpu goal)
-    ("relay", "hermes", "relay plugin / Hermes 0.19.0 nemo_relay plugin + Relay 0.10.4", 0.05, 0.3),
-    ("otel", "plain-otel", "otel plugin / plain OTel-SDK observer", 0.1, 1.0),
+BLOCK = "µs a hook call blocks its caller"
+PAIRS: tuple[tuple[str, str, str, tuple[tuple[str, str, float], ...]], ...] = (
+    # (wayline arm, reference arm, what, ((figure, label, goal), ...))
+    (
+        "relay",
+        "hermes",
+        "relay plugin / Hermes 0.19.0 nemo_relay plugin + Relay 0.10.4",
+        (
+            ("block_no_finalize_us", f"{BLOCK}, on_session_finalize excluded", 0.05),
+            ("finalize_us", "µs on_session_finalize waits for the session's files", 1.0),
+            ("cpu_us", "process CPU µs per hook call until written", 0.5),
+        ),
+    ),
+    (
+        "otel",
+        "plain-otel",
+        "otel plugin / plain OTel-SDK observer",
+        (
+            ("block_us", BLOCK, 0.1),
+            ("cpu_us", "process CPU µs per hook call until written", 1.1),
+        ),
+    ),
 )
+SAME_RECORD = ("otel", "plain-otel")  # arms whose files must record the same shape
 
 
 def _python(arm: str) -> str:
@@ -82,6 +101,10 @@ def _replay(arm: str, stream: Path, out: Path) -> dict[str, Any]:
     figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     if arm != "none" and not figures["files"]:
         raise RuntimeError(f"replay {arm} wrote no files")
+    if arm in SAME_RECORD:
+        from bench.plain_otel import record_shape
+
+        figures["shape"] = record_shape(out / "spans.jsonl")
     return figures
 
 
@@ -127,15 +150,13 @@ def _net_median(results: list[dict[str, Any]], loop: list[dict[str, Any]], key: 
 
 
 def rows(results: dict[str, list[dict[str, Any]]], rounds: int, captured: int) -> list[Any]:
-    """Two rows per pair: blocking and CPU, each a median of the rounds' ratios."""
+    """The same-record check, then one row per figure of each pair: the median of the
+    rounds' ratios."""
     loop = results["none"]
-    out = []
-    for mine, ref, what, block_goal, cpu_goal in PAIRS:
+    out = [_same_record(results)]
+    for mine, ref, what, figures in PAIRS:
         calls = {results[mine][0]["hook_calls"], results[ref][0]["hook_calls"]}
-        for key, label, goal in (
-            ("block_us", "µs a hook call blocks its caller", block_goal),
-            ("cpu_us", "process CPU µs per hook call until written", cpu_goal),
-        ):
+        for key, label, goal in figures:
             ratios = sorted(
                 _net(a, none, key) / _net(b, none, key)
                 for a, b, none in zip(results[mine], results[ref], loop, strict=True)
@@ -149,11 +170,11 @@ def rows(results: dict[str, list[dict[str, Any]]], rounds: int, captured: int) -
                 f"{sorted(calls)} hook calls per process ({REPEAT} replays of a "
                 f"{captured}-hook stream, {GAP_MS:g} ms gap after each call); median of "
                 f"{rounds} alternating rounds' ratios (rounds {ratios[0]:.3f}-"
-                f"{ratios[-1]:.3f}x); replay loop alone: {_median(loop, 'block_us'):.1f} µs "
-                f"blocking, {_median(loop, 'cpu_us'):.1f} µs CPU per call (subtracted); gross "
-                f"{_median(results[mine], key):.1f} vs {_median(results[ref], key):.1f} µs"
+                f"{ratios[-1]:.3f}x); replay loop alone: {_median(loop, key):.1f} µs "
+                f"(subtracted); gross {_median(results[mine], key):.1f} vs "
+                f"{_median(results[ref], key):.1f} µs"
             )
-            if key == "block_us":
+            if key.startswith("block"):
                 detail += f"; first round µs per hook ({mine}/{ref}): {hooks}"
             out.append(
                 {
@@ -170,6 +191,40 @@ def rows(results: dict[str, list[dict[str, Any]]], rounds: int, captured: int) -
                 }
             )
     return out
+
+
+def _same_record(results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Whether the otel plugin and the plain observer recorded the same attribute keys on
+    each kind of span and the same metric points (so the CPU line compares equal work)."""
+    mine, ref = SAME_RECORD
+    shapes = [r["shape"] for r in (*results[mine], *results[ref])]
+    differ = sorted(
+        {
+            f"{name}: {key}"
+            for shape in shapes
+            for other in shapes
+            for name in set(shape) | set(other)
+            for key in set(shape.get(name, ())) ^ set(other.get(name, ()))
+        }
+    )
+    kinds = sum(1 for name in shapes[0] if name.startswith("span "))
+    metrics = len(shapes[0]) - kinds
+    return {
+        "line": "P3-eff",
+        "name": "otel plugin / plain OTel-SDK observer: attribute keys and metric points "
+        "that differ (every round)",
+        "wayline": len(differ),
+        "reference": None,
+        "unit": "keys",
+        "ratio": None,
+        "goal": "0",
+        "passed": not differ,
+        "detail": (
+            f"{kinds} kinds of span, {metrics} metrics, "
+            f"{sum(len(keys) for keys in shapes[0].values())} keys compared"
+            + (f"; differing: {', '.join(differ[:12])}" if differ else "")
+        ),
+    }
 
 
 def main() -> None:

@@ -22,7 +22,9 @@ waiting for its model or tools. Only hooks the arm subscribed to are called.
 Figures (one JSON line on standard output):
 
 * ``block_us``: mean µs a hook call spends in the arm's callbacks (``perf_counter_ns``
-  around the call): what it blocks the agent's thread;
+  around the call): what it blocks the agent's thread; ``block_no_finalize_us`` the same
+  over every hook but ``on_session_finalize``, and ``finalize_us`` the mean of that one
+  (a session's finalize may wait until its files are written);
 * ``cpu_us``: process CPU (all threads, ``process_time_ns``) from the first hook call until
   the arm's shutdown has written everything, divided by the number of hook calls.
 
@@ -257,10 +259,14 @@ def replay(arm: str, stream: Path, out: Path, repeat: int, gap_s: float) -> dict
     cpu = time.process_time_ns() - cpu0
     wall = clock() - wall0
     n = len(calls)
+    ends = per_hook.get("on_session_finalize", [0, 0])
     return {
         "arm": arm,
         "hook_calls": n,
         "block_us": blocked / n / 1000,
+        # what the hooks block besides a session's finalize, which may wait for its files
+        "block_no_finalize_us": (blocked - ends[1]) / max(n - ends[0], 1) / 1000,
+        "finalize_us": ends[1] / max(ends[0], 1) / 1000,
         "cpu_us": cpu / n / 1000,
         "wall_s": wall / 1e9,
         "finish_ms": finish_ns / 1e6,
