@@ -10,8 +10,8 @@ from relay_samples import GUARDRAIL_REJECTION
 from test_intercepts_llm import same_as_relay
 
 from wayline import relay
-from wayline.relay import guardrails
-from wayline.relay import intercepts as icpt
+from wayline.relay._intercepts import chains as icpt
+from wayline.relay._intercepts import guardrails
 
 Agent = relay.ScopeType.Agent
 

@@ -16,7 +16,7 @@ import pytest
 from relay_samples import INTERCEPT_CHAIN_SEVERITY, MANUAL_SCENARIO, PROVIDER_ERROR
 
 from wayline import relay
-from wayline.relay import intercepts as icpt
+from wayline.relay._intercepts import chains as icpt
 from wayline.relay.codecs import AnnotatedLLMRequest, OpenAIChatCodec
 from wayline.relay.timefmt import parse_timestamp_ns
 

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from wayline import relay
-from wayline.relay import intercepts as icpt
+from wayline.relay._intercepts import chains as icpt
 from wayline.relay.codecs import OpenAIChatCodec
 
 BODY = {

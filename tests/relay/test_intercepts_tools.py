@@ -11,7 +11,7 @@ from relay_samples import TOOL_INTERCEPT_MARK
 from test_intercepts_llm import same_as_relay
 
 from wayline import relay
-from wayline.relay import intercepts as icpt
+from wayline.relay._intercepts import chains as icpt
 
 Agent = relay.ScopeType.Agent
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from wayline import relay
-from wayline.relay import intercepts as icpt
+from wayline.relay._intercepts import chains as icpt
 
 CHUNKS = [{"delta": "Hel"}, {"delta": "lo"}]
 

@@ -34,6 +34,19 @@ from wayline.relay import (
     tools,
 )
 from wayline.relay._codecs.openai_chat import AnnotatedLLMRequest, AnnotatedLLMResponse
+from wayline.relay._intercepts.outcomes import (
+    LLMExecutionContext,
+    LLMRequestInterceptOutcome,
+    PendingMarkSpec,
+    ToolExecutionContext,
+    ToolExecutionInterceptOutcome,
+)
+from wayline.relay._intercepts.outcomes import LLMExecutionContext as LlmExecutionContext
+from wayline.relay._intercepts.sanitize import (
+    LlmCodecIdentity,
+    LlmSanitizeRequestContext,
+    LlmSanitizeResponseContext,
+)
 from wayline.relay._not_ported import (
     OpenTelemetryConfig,
     OpenTelemetryFileSinkConfig,
@@ -69,14 +82,6 @@ from wayline.relay.datatypes import (
 )
 from wayline.relay.events import ATOF_VERSION, Event, MarkEvent, ScopeEvent
 from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
-from wayline.relay.outcomes import (
-    LLMExecutionContext,
-    LLMRequestInterceptOutcome,
-    PendingMarkSpec,
-    ToolExecutionContext,
-    ToolExecutionInterceptOutcome,
-)
-from wayline.relay.outcomes import LLMExecutionContext as LlmExecutionContext
 from wayline.relay.propagation import (
     PropagationContext,
     ScopeStack,
@@ -92,11 +97,6 @@ from wayline.relay.propagation import (
     scope_stack_active,
     set_thread_scope_stack,
     use_scope_stack,
-)
-from wayline.relay.sanitize import (
-    LlmCodecIdentity,
-    LlmSanitizeRequestContext,
-    LlmSanitizeResponseContext,
 )
 from wayline.relay.typing_names import (
     DataSchema,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from wayline.relay import *  # noqa: F403  (the same objects as the top level)
 from wayline.relay import __all__ as _top_level
+from wayline.relay._intercepts.runtime_registrations import list_runtime_registrations
 from wayline.relay._scopes.bindings import (
     ThreadScopeStackBinding as _ThreadScopeStackBinding,
 )
@@ -16,7 +17,6 @@ from wayline.relay._scopes.bindings import (
     capture_thread_scope_stack,
     restore_thread_scope_stack,
 )
-from wayline.relay.runtime_registrations import list_runtime_registrations
 
 __all__ = [
     *_top_level,

@@ -12,7 +12,8 @@ Every event passes, before any subscriber sees it, through:
    sanitizer that raises or returns a non-mapping clears all three fields and stops the chain
    (fail closed).
 
-Coroutine functions are accepted everywhere and awaited (see :mod:`wayline.relay.awaiting`).
+Coroutine functions are accepted everywhere and awaited
+(see :mod:`wayline.relay._intercepts.awaiting`).
 Scope-local registrations (:mod:`wayline.relay.scope_local`) apply to events emitted while
 their scope is on the stack, and to that scope's own end event.
 """
@@ -23,11 +24,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wayline.relay import registrations as _reg
 from wayline.relay import subscribers as _subs
-from wayline.relay.awaiting import resolve
+from wayline.relay._intercepts import registrations as _reg
+from wayline.relay._intercepts.awaiting import resolve
+from wayline.relay._intercepts.chains import Entry, Registry
 from wayline.relay.events import Event
-from wayline.relay.intercepts import Entry, Registry
 
 __all__ = ["deregister_injector", "register_injector"]
 

@@ -20,8 +20,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Final
 
-from wayline.relay import registrations as _reg
 from wayline.relay import subscribers as _subs
+from wayline.relay._intercepts import registrations as _reg
 from wayline.relay._scopes.metrics import METRIC_SCHEMA, MetricMeasurement, metric_mark_data
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, ScopeAttributes, ScopeType, attribute_bits

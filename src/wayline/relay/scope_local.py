@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from wayline.relay import publish as _publish
-from wayline.relay import registrations as _reg
+from wayline.relay._intercepts import registrations as _reg
+from wayline.relay._intercepts.sanitize import require_payload_context
 from wayline.relay.handles import ScopeHandle
-from wayline.relay.sanitize import require_payload_context
 
 _WHAT = {
     "event_metadata_injector": "event metadata injector",

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from wayline.relay import registrations as _reg
+from wayline.relay._intercepts import registrations as _reg
 
 if TYPE_CHECKING:
     from wayline.relay.events import Event

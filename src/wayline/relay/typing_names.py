@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, TypeAlias, TypedDict
 
-from wayline.relay._scopes.severity import LogSeverity
-from wayline.relay.datatypes import LLMRequest, ToolExecutionResult
-from wayline.relay.events import Event
-from wayline.relay.outcomes import (
+from wayline.relay._intercepts.outcomes import (
     LLMExecutionContext,
     LLMRequestInterceptOutcome,
     ToolExecutionContext,
     ToolExecutionInterceptOutcome,
 )
+from wayline.relay._scopes.severity import LogSeverity
+from wayline.relay.datatypes import LLMRequest, ToolExecutionResult
+from wayline.relay.events import Event
 
 JsonPrimitive: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = JsonPrimitive | list["JsonValue"] | dict[str, "JsonValue"]

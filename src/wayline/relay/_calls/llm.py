@@ -20,20 +20,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from wayline.relay import guardrails as _guardrails
-from wayline.relay import intercepts as _icpt
-from wayline.relay import sanitize as _sanitize
 from wayline.relay import subscribers as _subs
+from wayline.relay._intercepts import chains as _icpt
+from wayline.relay._intercepts import guardrails as _guardrails
+from wayline.relay._intercepts import sanitize as _sanitize
+from wayline.relay._intercepts.outcomes import (
+    LLMExecutionContext,
+    LLMRequestInterceptOutcome,
+    emit_pending_marks,
+)
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
 from wayline.relay.events import ScopeEvent, merge_json
 from wayline.relay.handles import LLMHandle, ScopeHandle
 from wayline.relay.jsonfmt import JsonText, dumps
-from wayline.relay.outcomes import (
-    LLMExecutionContext,
-    LLMRequestInterceptOutcome,
-    emit_pending_marks,
-)
 from wayline.relay.scope import agent_session_ids, current, end_timestamp_ns, outermost_scope_uuid
 from wayline.relay.status import annotation_json, error_metadata, ok_metadata
 from wayline.relay.timefmt import datetime_to_ns

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import TracebackType
 from typing import Any, Final
 
-from wayline.relay import intercepts as _icpt
 from wayline.relay._calls import llm as _llm
+from wayline.relay._intercepts import chains as _icpt
 from wayline.relay.clock import now_ns
 from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest
 from wayline.relay.events import emit_mark

@@ -19,9 +19,9 @@ import inspect
 import logging
 from typing import Any, Literal
 
-from wayline.relay.awaiting import resolve
+from wayline.relay._intercepts.awaiting import resolve
+from wayline.relay._intercepts.chains import Registry
 from wayline.relay.datatypes import LLMRequest
-from wayline.relay.intercepts import Registry
 
 __all__ = [
     "LlmCodecIdentity",

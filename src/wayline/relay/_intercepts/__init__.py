@@ -1,0 +1,1 @@
+"""Intercepts and guardrails: registries, chains, sanitizers, outcomes and registration gates."""
