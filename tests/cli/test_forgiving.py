@@ -114,3 +114,18 @@ def test_atif_commands_on_atof_say_so_in_one_line(tmp_path: Path) -> None:
     assert convert.exit_code == 2
     (line,) = convert.stderr.splitlines()
     assert "an ATIF trajectory" in line and "nothing to convert" in line
+
+
+def test_export_of_a_folder_takes_each_session_once(tmp_path: Path) -> None:
+    """`export sft DIR` searches subfolders, skips non-trajectories with a warning, and takes a
+    session recorded both as ATIF and as ATOF once (from the ATIF file)."""
+    folder = _folder(tmp_path)
+    (folder / "atof").mkdir()
+    shutil.copy(HERMES_ATOF, folder / "atof" / "events.jsonl")
+    out = tmp_path / "sft.jsonl"
+    result = invoke("export", "sft", folder, "-o", out, home=tmp_path / "home")
+    assert result.exit_code == 0, result.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    assert "events.jsonl: session 20261125_213220_495c3a already read from" in result.stderr
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("warning: skipped")]
+    assert len(skipped) == 3, result.stderr

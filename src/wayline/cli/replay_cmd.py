@@ -138,9 +138,10 @@ export.add_command(otlp)  # wayline export otlp (cli/export_cmd.py; OpenTelemetr
 
 
 def _gather(paths: tuple[Path, ...]) -> list[tuple[str, Any]]:
-    """Every trajectory named: files must be trajectories; in a directory, each ``*.json`` and
-    ``*.jsonl`` file that is not one (a session transcript, OTel spans) is skipped with a
-    warning."""
+    """Every trajectory named. A file must be one; a directory is searched recursively, its
+    ``*.json`` and ``*.jsonl`` files that are not trajectories (a session transcript, OTel
+    spans) are skipped with a warning, and a session found twice (its ATIF file and its ATOF
+    events) is taken once, from the ATIF file."""
     from wayline.trajectory.load import load_trajectories
 
     out: list[tuple[str, Any]] = []
@@ -151,12 +152,22 @@ def _gather(paths: tuple[Path, ...]) -> list[tuple[str, Any]]:
             except TrajectoryError as exc:
                 fail(str(exc))
             continue
-        inside = sorted(p for p in path.glob("*") if p.suffix in (".json", ".jsonl"))
-        for file in inside:
+        found = [p for p in path.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file()]
+        seen: dict[str, str] = {}
+        for file in sorted(found, key=lambda p: (p.suffix != ".json", p)):
             try:
-                out.extend((str(file), t) for t in load_trajectories(file))
+                loaded = load_trajectories(file)
             except TrajectoryError as exc:
                 warn(f"skipped {exc}")
+                continue
+            for trajectory in loaded:
+                session = str(trajectory.get("session_id") or "")
+                if session and session in seen:
+                    note = f"{file}: session {session} already read from {seen[session]}"
+                    click.echo(f"note: {note}", err=True)
+                    continue
+                seen.setdefault(session, str(file))
+                out.append((str(file), trajectory))
     return out
 
 

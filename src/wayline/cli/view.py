@@ -94,7 +94,7 @@ def _load(files: tuple[Path, ...]) -> list[Trajectory]:
             except ViewerInputError as exc:
                 if not entry.is_dir():
                     fail(str(exc))
-                warn(f"skipped {exc} (not a trajectory)")
+                warn(f"skipped {exc}")
             except (RecursionError, ValueError, TypeError, OverflowError) as exc:
                 reason = f"{path}: cannot load: {json_problem(exc)}"
                 if not entry.is_dir():
