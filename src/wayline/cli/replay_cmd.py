@@ -197,8 +197,8 @@ def sft(
 ) -> None:
     """Write OpenAI chat fine-tuning samples (JSONL), one per agent trajectory.
 
-    TRAJECTORIES are ATIF or ATOF files; a directory means its ``*.json`` and ``*.jsonl`` files,
-    and those that are not trajectories are skipped with a warning.
+    TRAJECTORIES are ATIF or ATOF files; a directory means every ``*.json`` and ``*.jsonl`` file
+    under it, and those that are not trajectories are skipped with a warning.
     """
     from wayline.trajectory.sft import export_samples
 
