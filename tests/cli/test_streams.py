@@ -74,3 +74,16 @@ def test_click_usage_errors_use_the_same_prefix(tmp_path: Path) -> None:
     assert lines[0].startswith("Usage: wayline diff")
     assert lines[-1] == "error: Missing argument 'OLD'."
     assert [line for line in lines if line.lower().startswith("error")] == [lines[-1]]
+
+
+def test_a_failed_demo_turn_is_an_error_not_an_answer(tmp_path: Path) -> None:
+    """`demo` against a model that refuses (HTTP 400): no `answer:` line, one error, exit 1."""
+    script = {"default": {"content": "never sent", "fault": {"status": 400}}}
+    with ScriptedServer(script) as model:
+        proc = run(
+            "demo", "--base-url", model.base_url, "--model", "scripted-model",
+            "--keep", tmp_path / "keep", home=tmp_path / "home", cwd=tmp_path,
+        )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "answer:" not in proc.stdout and "never sent" not in proc.stdout
+    assert proc.stderr.splitlines()[-1].startswith("error: the model provider failed")

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from wayline.cli.errors import EXIT_FAILED, fail
+
 DEMO_PROMPT = (
     "Summarise the project notes: delegate a quick terminal check, "
     "then read notes.txt and todo.txt."
@@ -172,13 +174,16 @@ def demo(base_url: str | None, model: str | None, api_key: str | None, keep: Pat
     for at, name, thread, session, details in rows:
         table.add_row(f"{at * 1000:.1f}", name, thread, session, details)
     console.print(table)
-    console.print(f"[bold]answer:[/] {result.text}")
+    if result.completed:
+        console.print(f"[bold]answer:[/] {result.text}")
     console.print(f"session transcript: {home / 'sessions' / (agent.session_id + '.jsonl')}")
     for sub in ("atof", "atif", "otel"):
         d = out / sub
         files = sorted(str(p) for p in d.rglob("*") if p.is_file()) if d.exists() else []
         console.print(f"{sub}: {', '.join(files) if files else '(no plugin wrote here yet)'}")
     _write_page(console, out, agent.session_id)
+    if not result.completed:  # the failure is no answer: stderr, exit 1 (docs/cli.md)
+        fail(str(result.text).removeprefix("error:").strip() or result.reason, EXIT_FAILED)
 
 
 def _write_page(console: Any, out: Path, session_id: str) -> None:
