@@ -249,6 +249,10 @@ def apply_assignments(
             if close >= 0:
                 strings = _quoted_strings(text, m.start("q2"), close)
                 spans = strings[1:] if len(strings) > 1 else strings
+        # the strings of a tuple are judged like a call's arguments: names stay
+        judge_sep = "," if opener and q2 else sep
+        if sep == "" and _AFTER_LITERAL.match(text, min(end + len(q2 or ""), size)) is None:
+            continue  # token "_open" and …: a word in prose, not 'password "…";'
         kept: list[tuple[int, int]] = []
         for a, b in spans:
             if _auth_name(name):
@@ -265,11 +269,11 @@ def apply_assignments(
                 sep,
             )
             if "(" in value or "[" in value or len(judged) > 4096:
-                secret_len = _judge(name, value, quoted, text, b, sep)
+                secret_len = _judge(name, value, quoted, text, b, judge_sep)
             elif key in judged:
                 secret_len = judged[key]
             else:
-                secret_len = judged[key] = _judge(name, value, quoted, text, b, sep)
+                secret_len = judged[key] = _judge(name, value, quoted, text, b, judge_sep)
             if secret_len is None:
                 continue
             if not is_sensitive(name) and not credential_like(value[:secret_len]):
@@ -338,6 +342,8 @@ def _auth_name(name: str) -> bool:
 
 _FIRST = re.compile(r"\S+")
 _LOWER_NAME = re.compile(r"[a-z_ ]+")
+_AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
+_CODE_WORD = re.compile(r"[a-z_][a-z_]*")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LITERALS = frozenset({"true", "false", "none", "null", "yes", "no", "on", "off", "required"})
 
@@ -391,9 +397,13 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
             return None if literal else len(value)
         if is_expression(value, name=name, rest=rest, annotation=sep == ":"):
             return None
+        if sep in ("=", ":=") and not glued and _CODE_WORD.fullmatch(value.rstrip(",;)")):
+            return None  # password = value: a variable in code ("key = value" with spaces)
         return len(value)
     after = value[len(head) :].lstrip()
     # "token: Token = Depends(get_token)": the first word is code, so the line is code.
+    if sep in ("=", ":=") and _CODE_WORD.fullmatch(head) and after[:1] in ("+", "-", "*", "|"):
+        return None  # userpass = username + b":" + password
     code_like = (
         after[:1] in ("=", "|", "-", "[", "(", "#", "/", "?", "&", "+", "*", "%", "<", ">", ".")
         or after.split(" ", 1)[0] in _CONTINUATIONS

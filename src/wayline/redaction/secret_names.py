@@ -341,6 +341,7 @@ _STOPWORDS = frozenset(
 _ALNUM = re.compile(r"[^\W_]")
 
 
+_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}")
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
 
 
@@ -381,7 +382,14 @@ def is_expression(
     if _ALNUM.search(stripped) is None:
         return True  # punctuation ("getpass('Password: ')"), an emoji, a rule line
     if quoted:
-        return stripped.strip().lower() in _SCHEMES  # "Basic " + b64encode(...)
+        # "Basic " + b64encode(...); a colour; a constant whose value is its own name
+        return (
+            stripped.strip().lower() in _SCHEMES
+            or _COLOUR.fullmatch(stripped) is not None
+            or (name is not None and stripped == name)
+        )
+    if stripped.isdigit() and len(stripped) <= 3:
+        return True  # token = 0: a counter or a flag, no credential
     if name is not None and stripped.lower() in {name.lower(), *split_key(name)}:
         return True  # password=password, auth=auth
     if _PASCAL.fullmatch(stripped) is not None or _UPPER_SNAKE.fullmatch(stripped) is not None:
@@ -394,8 +402,12 @@ def _code(value: str, stripped: str, rest: str | None) -> bool:
     if (
         call is not None
         and not _random_name(call.group(0))
-        and (rest is None or _closed(value, call.end() - 1, rest))
-    ):
+        and (
+            rest is None
+            or _closed(value, call.end() - 1, rest)
+            or (call.end() == len(value) and not rest.split("\n", 1)[0].strip())
+        )
+    ):  # a call's arguments may continue on the next lines: "token = attach("
         return True  # a call ("form.get(", "os.environ[")
     if value[0] == "`":  # a template literal
         return True
