@@ -9,12 +9,11 @@ is written as a decimal (``0.000015``) and smaller magnitudes without exponent p
 from __future__ import annotations
 
 import json
-import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ItemTextCache", "JsonText", "dumps", "encode_str", "fix_relay_floats", "with_text"]
+__all__ = ["JsonText", "dumps", "encode_str", "fix_relay_floats", "read_only"]
 
 encode_str: Callable[[str], str] = json.encoder.encode_basestring
 """JSON string literal of a ``str`` with ``ensure_ascii=False`` escaping (the C fast path)."""
@@ -103,8 +102,8 @@ def fix_relay_floats(text: str) -> str:
 class JsonText(dict[str, Any]):
     """A JSON object that carries its own Relay-exact text: :func:`dumps` returns ``text``.
 
-    Built by :func:`with_text`; treat it as read-only (the text is not updated on changes).
-    Everywhere else it is an ordinary ``dict``.
+    Treat it as read-only (the text is not updated on changes). Everywhere else it is an
+    ordinary ``dict``.
     """
 
     __slots__ = ("text",)
@@ -112,68 +111,6 @@ class JsonText(dict[str, Any]):
     def __init__(self, value: Mapping[str, Any], text: str) -> None:
         super().__init__(value)
         self.text = text
-
-
-class ItemTextCache:
-    """JSON text of list members that are never mutated, found again by identity (bounded).
-
-    For a conversation sent call after call: the sanitizer hands back the same message
-    objects for the unchanged prefix, so each message is encoded once instead of once per
-    call. Entries hold their object, so an ``id`` cannot be reused while it is cached.
-    """
-
-    __slots__ = ("_joined", "_limit", "_texts")
-
-    def __init__(self, limit: int = 8192) -> None:
-        self._limit = limit
-        self._texts: dict[int, tuple[Any, str]] = {}
-        # Per list key: the members last joined and their joined text, so a conversation
-        # that only grew costs the new members plus one identity scan (C speed).
-        self._joined: dict[str, tuple[list[Any], str]] = {}
-
-    def join(self, key: str, items: list[Any]) -> str:
-        """The members' texts joined with ``,`` (objects through the cache)."""
-        last = self._joined.get(key)
-        if last is not None:
-            known, text = last
-            n = len(known)
-            if 0 < n <= len(items) and all(map(operator.is_, known, items)):
-                if len(items) > n:
-                    text = f"{text},{self._join(items[n:])}"
-                    self._joined[key] = (list(items), text)
-                return text
-        text = self._join(items)
-        self._joined[key] = (list(items), text)
-        return text
-
-    def _join(self, items: list[Any]) -> str:
-        return ",".join([self.text(v) if v.__class__ is dict else dumps(v) for v in items])
-
-    def text(self, item: Any) -> str:
-        """``dumps(item)``, cached by the identity of ``item``."""
-        hit = self._texts.get(id(item))
-        if hit is not None and hit[0] is item:
-            return hit[1]
-        text = dumps(item)
-        if len(self._texts) >= self._limit:
-            self._texts.clear()
-        self._texts[id(item)] = (item, text)
-        return text
-
-
-def with_text(obj: Mapping[str, Any], cache: ItemTextCache) -> JsonText | None:
-    """A :class:`JsonText` copy of ``obj`` whose list members (objects) are encoded through
-    ``cache``; ``None`` when a key is not a string (the caller keeps the plain object)."""
-    if not all(key.__class__ is str for key in obj):
-        return None
-    parts = []
-    for key in sorted(obj):
-        value = obj[key]
-        if value.__class__ is list:
-            parts.append(f"{encode_str(key)}:[{cache.join(key, value)}]")
-        else:
-            parts.append(f"{encode_str(key)}:{dumps(value)}")
-    return JsonText(obj, "{" + ",".join(parts) + "}")
 
 
 def read_only(value: Any) -> Any:
