@@ -5,12 +5,13 @@ live) and reports the first divergence; ``compare`` diffs two trajectories step 
 ``export_samples`` turns trajectories into OpenAI chat fine-tuning samples. The CLI is
 ``wayline replay``, ``wayline diff`` and ``wayline export sft``; see ``docs/replay.md``.
 
-Imports point down: this package uses ``runtime``, ``host`` and the scripted server of
-``testing``; only ``cli`` and ``testing.replay`` import it.
+Files may be ATIF or ATOF: ATOF is converted in memory with ``relay``'s ATOF → ATIF mapping
+(:func:`load_trajectories`). Imports point down: this package uses ``runtime``, ``host``,
+``relay`` and the scripted server of ``testing``; only ``cli`` and ``testing.replay`` import it.
 """
 
 from wayline.trajectory.compare import CompareOptions, Difference, compare
-from wayline.trajectory.load import TrajectoryError, load_trajectory
+from wayline.trajectory.load import TrajectoryError, load_trajectories, load_trajectory
 from wayline.trajectory.replay import ReplayReport, replay
 from wayline.trajectory.sft import export_samples, validate_sample
 
@@ -21,6 +22,7 @@ __all__ = [
     "TrajectoryError",
     "compare",
     "export_samples",
+    "load_trajectories",
     "load_trajectory",
     "replay",
     "validate_sample",

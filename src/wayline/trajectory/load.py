@@ -1,8 +1,11 @@
 """Reading ATIF trajectories for replay, diff and export: clear errors, tolerant views.
 
 Accepts wayline's own ATIF (``observability/relay``), NeMo Relay's exporter (Hermes) and
-Harbor-style files. Only the structure the three commands rely on is checked; every error
-names the file and the field (``steps[3].tool_calls[0].function_name``).
+Harbor-style files, and ATOF event files, converted in memory. Only the structure the three
+commands rely on is checked; every error names the file and the field
+(``steps[3].tool_calls[0].function_name``). Input no trajectory holds (nesting deeper than
+:data:`MAX_DEPTH`, integers too long to convert, ``NaN``, invalid UTF-8) is a
+:class:`TrajectoryError` too, never a crash.
 """
 
 from __future__ import annotations
