@@ -129,3 +129,19 @@ def test_export_of_a_folder_takes_each_session_once(tmp_path: Path) -> None:
     assert "events.jsonl: session 20261125_213220_495c3a already read from" in result.stderr
     skipped = [line for line in result.stderr.splitlines() if line.startswith("warning: skipped")]
     assert len(skipped) == 3, result.stderr
+
+
+def test_atof_with_two_sessions_names_the_converter(tmp_path: Path) -> None:
+    """ATOF events of two sessions: `diff` says in one line to run `wayline atif convert`;
+    `export sft` takes both."""
+    other = Path(__file__).resolve().parents[1] / "relay" / "atif" / "data"
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(HERMES_ATOF.read_bytes() + (other / "relay_plugin.atof.jsonl").read_bytes())
+    result = invoke("diff", both, both, home=tmp_path / "home")
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert "hold 2 trajectories" in line and f"wayline atif convert {both}" in line
+    out = tmp_path / "sft.jsonl"
+    exported = invoke("export", "sft", both, "-o", out, home=tmp_path / "home")
+    assert exported.exit_code == 0, exported.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
