@@ -251,6 +251,8 @@ def apply_assignments(
                 spans = strings[1:] if len(strings) > 1 else strings
         # the strings of a tuple are judged like a call's arguments: names stay
         judge_sep = "," if opener and q2 else sep
+        if q1 and not quoted and _CODE_WORD.fullmatch(text[start:end].rstrip(",;)}]")):
+            continue  # {"token": i}: JSON has no bare words, so this is code
         if sep == "" and _AFTER_LITERAL.match(text, min(end + len(q2 or ""), size)) is None:
             continue  # token "_open" and …: a word in prose, not 'password "…";'
         kept: list[tuple[int, int]] = []
@@ -341,7 +343,7 @@ def _auth_name(name: str) -> bool:
 
 
 _FIRST = re.compile(r"\S+")
-_LOWER_NAME = re.compile(r"[a-z_ ]+")
+_LOWER_NAME = re.compile(r"[a-z_ \-]+")
 _AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
 _CODE_WORD = re.compile(r"[a-z_][a-z_]*")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -377,7 +379,8 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
     """How much of the value is secret (its length, or the first word's in prose), or None
     when it only refers to a secret (an expression, a placeholder, a sentence)."""
     if quoted:
-        if sep == "," and (_LOWER_NAME.fullmatch(value) or is_expression(value, name=name)):
+        names_list = sep == "," or sep in _COMPARISONS
+        if names_list and (_LOWER_NAME.fullmatch(value) or is_expression(value, name=name)):
             return None  # ("next_token", "position"): a tuple of names, not a name and value
         return None if is_expression(value, quoted=True, name=name) else len(value)
     if is_expression(value, quoted=True):

@@ -128,7 +128,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      # "Cookie"/"cookie", alone or after "Set-": the value runs to the end of the line.
      r"ookie(?<=[Cc]ookie)(?:(?<![A-Za-z0-9_\-][Cc]ookie)|(?<=[Ss]et-[Cc]ookie)|"
      + after_escape("[Cc]ookie") + ")"
-     r"(?:\\*+[\"'])?[ \t]*+[:=][ \t]*+(?:\\*+[\"'])?"
+     r"(?:\\*+[\"'])?[ \t]*+:[ \t]*+(?:\\*+[\"'])?"
      r"(?P<secret>" + _NOT_REDACTED + r"(?=[^\"\\\r\n]*[A-Za-z0-9])[^\"\\\r\n]+)",
      ("cookie",), 0),
     ("query_secret_param",

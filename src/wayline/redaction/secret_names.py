@@ -327,7 +327,7 @@ def _closed(value: str, opener: int, rest: str) -> bool:
     return closer in value[opener + 1 :] or closer in rest
 
 
-_PASCAL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
+_PASCAL = re.compile(r"_?[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
 _UPPER_SNAKE = re.compile(r"_?[A-Z][A-Z]*(?:_[A-Z]+)+")
 _STOPWORDS = frozenset(
     {
@@ -342,6 +342,16 @@ _ALNUM = re.compile(r"[^\W_]")
 
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}")
+
+
+def _names_itself(value: str, name: str) -> bool:
+    """A constant whose value is (part of) its own name: _AUTHORIZATION = "authorization"."""
+    words = split_key(value)
+    return (
+        bool(words) and not any(c.isdigit() for c in value) and set(words) <= set(split_key(name))
+    )
+
+
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
 
 
@@ -386,7 +396,7 @@ def is_expression(
         return (
             stripped.strip().lower() in _SCHEMES
             or _COLOUR.fullmatch(stripped) is not None
-            or (name is not None and stripped == name)
+            or (name is not None and _names_itself(stripped, name))
         )
     if stripped.isdigit() and len(stripped) <= 3:
         return True  # token = 0: a counter or a flag, no credential
