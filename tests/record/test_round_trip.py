@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import atif
+import nat.atif
 from record_support import (
     CHILD_MARK,
     REWRITE_REASON,
@@ -72,13 +73,15 @@ def _converted(recording: Recording, out: Path) -> dict[str, Any]:
 
 def test_converter_reproduces_the_plugin_atif(tmp_path: Path) -> None:
     """Parallel tools, a delegation, rewriting middleware and two user turns: the converted
-    ATOF equals the plugin's ATIF in every field, and both are valid ATIF."""
+    ATOF equals the plugin's ATIF in every field, and both are valid ATIF (our validator,
+    Harbor's `atif` models and NAT's `nvidia-nat-atif` models)."""
     recording = record_session(tmp_path, SCRIPT, ["convert my money", "and once more"])
     converted = _converted(recording, tmp_path / "converted")
     assert _differences(recording.atif, converted) == []
     for document in (recording.atif, converted):
         assert validate_trajectory(document) == []
         atif.Trajectory.model_validate(document)
+        nat.atif.Trajectory.model_validate(document)
 
 
 def test_agent_blocks_name_and_version_every_agent(tmp_path: Path) -> None:
