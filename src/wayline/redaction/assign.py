@@ -251,6 +251,8 @@ def apply_assignments(
                 spans = strings[1:] if len(strings) > 1 else strings
         # the strings of a tuple are judged like a call's arguments: names stay
         judge_sep = "," if opener and q2 else sep
+        if sep == "," and not q1:
+            continue  # ('', Token, '#pop'): only a quoted name takes its next argument
         if q1 and not quoted and _CODE_WORD.fullmatch(text[start:end].rstrip(",;)}]")):
             continue  # {"token": i}: JSON has no bare words, so this is code
         if sep == "" and _AFTER_LITERAL.match(text, min(end + len(q2 or ""), size)) is None:
@@ -343,7 +345,8 @@ def _auth_name(name: str) -> bool:
 
 
 _FIRST = re.compile(r"\S+")
-_LOWER_NAME = re.compile(r"[a-z_ \-]+")
+# A quoted word that names something (a header, a field) rather than holding a secret.
+_LOWER_NAME = re.compile(r"[a-z_ \-]+|[A-Za-z]+(?:[-_][A-Za-z]+)+")
 _AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
 _CODE_WORD = re.compile(r"[a-z_][a-z_]*")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")

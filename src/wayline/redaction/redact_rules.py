@@ -126,7 +126,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      ("basic",), 0),
     ("cookie_header",
      # "Cookie"/"cookie", alone or after "Set-": the value runs to the end of the line.
-     r"ookie(?<=[Cc]ookie)(?:(?<![A-Za-z0-9_\-][Cc]ookie)|(?<=[Ss]et-[Cc]ookie)|"
+     r"ookie(?<=[Cc]ookie)(?:(?<![A-Za-z0-9_\-, (][Cc]ookie)|(?<=[Ss]et-[Cc]ookie)|"
      + after_escape("[Cc]ookie") + ")"
      r"(?:\\*+[\"'])?[ \t]*+:[ \t]*+(?:\\*+[\"'])?"
      r"(?P<secret>" + _NOT_REDACTED + r"(?=[^\"\\\r\n]*[A-Za-z0-9])[^\"\\\r\n]+)",
