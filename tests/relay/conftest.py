@@ -9,7 +9,7 @@ import pytest
 
 from wayline import relay
 from wayline.relay import scope as relay_scope
-from wayline.relay import stacks as relay_stacks
+from wayline.relay._scopes import stacks as relay_stacks
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from wayline.relay._scopes.uuid7 import uuid7, uuid7_at
 from wayline.relay.events import MarkEvent
 from wayline.relay.jsonfmt import dumps
 from wayline.relay.timefmt import datetime_to_ns, format_ns, parse_timestamp_ns
-from wayline.relay.uuid7 import uuid7, uuid7_at
 
 
 @pytest.mark.parametrize(

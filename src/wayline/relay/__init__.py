@@ -59,19 +59,7 @@ from wayline.relay._not_ported import (
     OpenTelemetrySubscriber,
 )
 from wayline.relay._scopes.bindings import ScopeStackVar
-from wayline.relay._scopes.metrics import (
-    MetricKind,
-    MetricMeasurement,
-    MetricTemporality,
-    MetricValueType,
-)
-from wayline.relay.atof import (
-    AtofExporter,
-    AtofExporterConfig,
-    AtofExporterMode,
-    AtofFormatError,
-)
-from wayline.relay.datatypes import (
+from wayline.relay._scopes.datatypes import (
     Json,
     LLMAttributes,
     LLMRequest,
@@ -80,9 +68,14 @@ from wayline.relay.datatypes import (
     ToolAttributes,
     ToolExecutionResult,
 )
-from wayline.relay.events import ATOF_VERSION, Event, MarkEvent, ScopeEvent
-from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
-from wayline.relay.propagation import (
+from wayline.relay._scopes.handles import LLMHandle, ScopeHandle, ToolHandle
+from wayline.relay._scopes.metrics import (
+    MetricKind,
+    MetricMeasurement,
+    MetricTemporality,
+    MetricValueType,
+)
+from wayline.relay._scopes.propagation import (
     PropagationContext,
     ScopeStack,
     capture_propagation_context,
@@ -98,6 +91,13 @@ from wayline.relay.propagation import (
     set_thread_scope_stack,
     use_scope_stack,
 )
+from wayline.relay.atof import (
+    AtofExporter,
+    AtofExporterConfig,
+    AtofExporterMode,
+    AtofFormatError,
+)
+from wayline.relay.events import ATOF_VERSION, Event, MarkEvent, ScopeEvent
 from wayline.relay.typing_names import (
     DataSchema,
     EventMetadata,

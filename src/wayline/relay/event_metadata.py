@@ -1,12 +1,16 @@
-"""Global event metadata injectors (the nemo_relay ``event_metadata`` module).
+"""``nemo_relay.event_metadata`` (Relay 0.10.4's module path), re-exported.
 
-``register_injector(name, priority, fn)``: ``fn(event)`` (sync or async) returns flat metadata
-additions merged into every published event before sanitizers run; see
-:mod:`wayline.relay.publish` for the rules. Injectors are middleware that fail open.
+The implementation is :mod:`wayline.relay._scopes.event_metadata`.
 """
 
 from __future__ import annotations
 
-from wayline.relay.publish import deregister_injector, register_injector
+from wayline.relay._scopes.event_metadata import (
+    deregister_injector,
+    register_injector,
+)
 
-__all__ = ["deregister_injector", "register_injector"]
+__all__ = [
+    "deregister_injector",
+    "register_injector",
+]

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Final, TypeAlias
 
-from wayline.relay import subscribers as _subs
 from wayline.relay._codecs.annotated import AnnotatedLLMRequest, AnnotatedLLMResponse
+from wayline.relay._scopes import subscribers as _subs
 from wayline.relay._scopes.severity import SEVERITY_KEY, LogSeverity
 from wayline.relay.jsonfmt import dumps, encode_str
 from wayline.relay.timefmt import format_ns, parse_timestamp_ns

@@ -15,8 +15,8 @@ from wayline.relay._intercepts.outcomes import (
     ToolExecutionContext,
     ToolExecutionInterceptOutcome,
 )
+from wayline.relay._scopes.datatypes import LLMRequest, ToolExecutionResult
 from wayline.relay._scopes.severity import LogSeverity
-from wayline.relay.datatypes import LLMRequest, ToolExecutionResult
 from wayline.relay.events import Event
 
 JsonPrimitive: TypeAlias = str | int | float | bool | None

@@ -35,7 +35,7 @@ from wayline.relay._adaptive.config import (
     validate_config,
 )
 from wayline.relay._components.configdoc import to_json_object
-from wayline.relay.handles import ScopeHandle
+from wayline.relay._scopes.handles import ScopeHandle
 from wayline.relay.typing_names import JsonObject, UnsupportedBehavior
 
 __all__ = [

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from wayline.relay import subscribers as _subs
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._intercepts import guardrails as _guardrails
 from wayline.relay._intercepts import sanitize as _sanitize
@@ -29,15 +28,21 @@ from wayline.relay._intercepts.outcomes import (
     LLMRequestInterceptOutcome,
     emit_pending_marks,
 )
+from wayline.relay._scopes import subscribers as _subs
+from wayline.relay._scopes.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
+from wayline.relay._scopes.handles import LLMHandle, ScopeHandle
+from wayline.relay._scopes.stack_ops import (
+    agent_session_ids,
+    current,
+    end_timestamp_ns,
+    outermost_scope_uuid,
+)
+from wayline.relay._scopes.status import annotation_json, error_metadata, ok_metadata
+from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
-from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
 from wayline.relay.events import ScopeEvent, merge_json
-from wayline.relay.handles import LLMHandle, ScopeHandle
 from wayline.relay.jsonfmt import JsonText, dumps
-from wayline.relay.scope import agent_session_ids, current, end_timestamp_ns, outermost_scope_uuid
-from wayline.relay.status import annotation_json, error_metadata, ok_metadata
 from wayline.relay.timefmt import datetime_to_ns
-from wayline.relay.uuid7 import uuid7_at
 
 __all__ = [
     "CREDENTIAL_HEADERS",

@@ -21,11 +21,11 @@ from typing import Any, Final
 
 from wayline.relay._calls import llm as _llm
 from wayline.relay._intercepts import chains as _icpt
+from wayline.relay._scopes.datatypes import Json, LLMAttributes, LLMRequest
+from wayline.relay._scopes.handles import LLMHandle, ScopeHandle
+from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
-from wayline.relay.datatypes import Json, LLMAttributes, LLMRequest
 from wayline.relay.events import emit_mark
-from wayline.relay.handles import LLMHandle, ScopeHandle
-from wayline.relay.uuid7 import uuid7_at
 
 __all__ = ["LLMStream", "stream_execute", "stream_execute_sync"]
 

@@ -12,19 +12,24 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from wayline.relay import subscribers as _subs
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._intercepts import guardrails as _guardrails
 from wayline.relay._intercepts import sanitize as _sanitize
 from wayline.relay._intercepts.outcomes import PendingMarkSpec, emit_pending_marks
+from wayline.relay._scopes import subscribers as _subs
+from wayline.relay._scopes.datatypes import (
+    Json,
+    ToolAttributes,
+    ToolExecutionResult,
+    attribute_bits,
+)
+from wayline.relay._scopes.handles import ScopeHandle, ToolHandle
+from wayline.relay._scopes.stack_ops import current, end_timestamp_ns
+from wayline.relay._scopes.status import error_metadata, ok_metadata
+from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
-from wayline.relay.datatypes import Json, ToolAttributes, ToolExecutionResult, attribute_bits
 from wayline.relay.events import ScopeEvent, merge_json
-from wayline.relay.handles import ScopeHandle, ToolHandle
-from wayline.relay.scope import current, end_timestamp_ns
-from wayline.relay.status import error_metadata, ok_metadata
 from wayline.relay.timefmt import datetime_to_ns
-from wayline.relay.uuid7 import uuid7_at
 
 __all__ = [
     "call",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from wayline.relay.datatypes import Json
+from wayline.relay._scopes.datatypes import Json
 
 __all__ = ["AnnotatedLLMRequest", "AnnotatedLLMResponse", "text_of"]
 

@@ -29,7 +29,7 @@ from wayline.relay._codecs.support import (
     string_or_none,
     to_annotation,
 )
-from wayline.relay.datatypes import Json, LLMRequest
+from wayline.relay._scopes.datatypes import Json, LLMRequest
 
 __all__ = ["GEMINI_GENERATE_CONTENT", "GeminiGenerateContentCodec"]
 

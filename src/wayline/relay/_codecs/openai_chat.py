@@ -23,7 +23,7 @@ from wayline.relay._codecs.gemini import GeminiGenerateContentCodec
 from wayline.relay._codecs.oci import OCIGenAIChatCodec
 from wayline.relay._codecs.responses import OpenAIResponsesCodec
 from wayline.relay._codecs.support import floats
-from wayline.relay.datatypes import Json, LLMRequest
+from wayline.relay._scopes.datatypes import Json, LLMRequest
 
 __all__ = [
     "AnnotatedLLMRequest",

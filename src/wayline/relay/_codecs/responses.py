@@ -28,7 +28,7 @@ from wayline.relay._codecs.support import (
     string_or_none,
     to_annotation,
 )
-from wayline.relay.datatypes import Json, LLMRequest
+from wayline.relay._scopes.datatypes import Json, LLMRequest
 
 __all__ = ["OPENAI_RESPONSES", "OpenAIResponsesCodec"]
 

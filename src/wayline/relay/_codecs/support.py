@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wayline.relay._codecs.annotated import AnnotatedLLMRequest
-from wayline.relay.datatypes import Json, LLMRequest
+from wayline.relay._scopes.datatypes import Json, LLMRequest
 
 __all__ = [
     "FieldCodec",

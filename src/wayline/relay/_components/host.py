@@ -19,13 +19,13 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, TypedDict
 
-from wayline.relay import subscribers as _subscribers
 from wayline.relay._components.configdoc import ConfigPolicy
 from wayline.relay._components.plugins_toml import Activation, activate_exporters
 from wayline.relay._intercepts import chains as _intercepts
 from wayline.relay._intercepts import guardrails as _guardrails
 from wayline.relay._intercepts import runtime_registrations as _runtime
-from wayline.relay.event_metadata import deregister_injector, register_injector
+from wayline.relay._scopes import subscribers as _subscribers
+from wayline.relay._scopes.event_metadata import deregister_injector, register_injector
 from wayline.relay.typing_names import JsonObject
 
 __all__ = [

@@ -37,8 +37,8 @@ from wayline.relay._intercepts.outcomes import (
     ToolExecutionContext,
     ToolExecutionInterceptOutcome,
 )
-from wayline.relay.datatypes import Json, LLMRequest, ToolExecutionResult
-from wayline.relay.status import RelayInvalidArgument
+from wayline.relay._scopes.datatypes import Json, LLMRequest, ToolExecutionResult
+from wayline.relay._scopes.status import RelayInvalidArgument
 
 __all__ = [
     "LlmExecutionIntercept",

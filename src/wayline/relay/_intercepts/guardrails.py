@@ -21,15 +21,16 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from wayline.relay import publish as _publish
 from wayline.relay._intercepts import sanitize as _sanitize
 from wayline.relay._intercepts.awaiting import resolve, settle
 from wayline.relay._intercepts.chains import Entry, Registry
+from wayline.relay._scopes import publish as _publish
+from wayline.relay._scopes.datatypes import Json, LLMRequest
+from wayline.relay._scopes.handles import ScopeHandle
+from wayline.relay._scopes.stack_ops import current, end_timestamp_ns
+from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
-from wayline.relay.datatypes import Json, LLMRequest
 from wayline.relay.events import emit_mark, emit_scope
-from wayline.relay.handles import ScopeHandle
-from wayline.relay.scope import current, end_timestamp_ns
 from wayline.relay.typing_names import (
     LlmConditionalExecutionGuardrail,
     LlmSanitizeRequestGuardrail,
@@ -37,7 +38,6 @@ from wayline.relay.typing_names import (
     ToolConditionalExecutionGuardrail,
     ToolSanitizeGuardrail,
 )
-from wayline.relay.uuid7 import uuid7_at
 
 __all__ = [
     "GuardrailRejected",

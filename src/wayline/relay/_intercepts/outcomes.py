@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from time import time_ns
 from typing import Any
 
-from wayline.relay.datatypes import Json, LLMRequest, ToolExecutionResult
+from wayline.relay._scopes.datatypes import Json, LLMRequest, ToolExecutionResult
+from wayline.relay._scopes.stack_ops import SEVERITY_METADATA_KEY, _data_schema, _severity_text
+from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.events import emit_mark, merge_json
-from wayline.relay.scope import SEVERITY_METADATA_KEY, _data_schema, _severity_text
-from wayline.relay.uuid7 import uuid7_at
 
 __all__ = [
     "LLMExecutionContext",

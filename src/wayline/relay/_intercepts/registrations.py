@@ -45,7 +45,8 @@ class _State:
         self.local: dict[str, dict[str, dict[str, Entry]]] = {}
         self.gates: dict[str, tuple[frozenset[str], str, Gate]] = {}
         self.failed_gates: set[str] = set()
-        # Set by wayline.relay.scope: uuids of the scopes on the current stack, innermost first.
+        # Set by wayline.relay._scopes.stack_ops: uuids of the scopes on the current stack,
+        # innermost first.
         self.stack_uuids: Callable[[], list[str]] = list
 
     def refresh(self) -> None:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from wayline.relay import subscribers as _subs
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._intercepts import registrations as _reg
+from wayline.relay._scopes import subscribers as _subs
 
 __all__ = [
     "ConditionalMiddlewareGuardrail",

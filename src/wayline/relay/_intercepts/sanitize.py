@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from wayline.relay._intercepts.awaiting import resolve
 from wayline.relay._intercepts.chains import Registry
-from wayline.relay.datatypes import LLMRequest
+from wayline.relay._scopes.datatypes import LLMRequest
 
 __all__ = [
     "LlmCodecIdentity",

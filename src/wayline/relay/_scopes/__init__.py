@@ -1,1 +1,1 @@
-"""Scopes, marks and metrics: the implementation behind ``wayline.relay.scope``."""
+"""Scopes, marks, metrics, handles, stacks and event publication: behind ``relay.scope`` & co."""

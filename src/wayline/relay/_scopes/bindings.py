@@ -1,7 +1,7 @@
 """A thread's scope-stack binding as one value: capture it, restore it, set it like a ContextVar.
 
 The current stack and the current top of that stack are two context variables
-(:mod:`wayline.relay.stacks`, :mod:`wayline.relay.scope`); code written for Relay treats the
+(:mod:`wayline.relay._scopes.stacks`, :mod:`wayline.relay.scope`); code written for Relay treats the
 binding as one thing (``_native.capture_thread_scope_stack``, ``nemo_relay._scope_stack_var``),
 so these helpers move both together.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from contextvars import Token
 from dataclasses import dataclass
 
-from wayline.relay import scope as _scope
-from wayline.relay.handles import ScopeHandle
-from wayline.relay.stacks import ScopeStack, _stack
+from wayline.relay._scopes import stack_ops as _scope
+from wayline.relay._scopes.handles import ScopeHandle
+from wayline.relay._scopes.stacks import ScopeStack, _stack
 
 __all__ = [
     "ScopeStackVar",

@@ -46,8 +46,8 @@ from wayline.plugins.observability.relay.settings import (
 )
 from wayline.pricing import Pricer, price_table, with_cost
 from wayline.redaction.sanitize import sanitize
+from wayline.relay import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.atif.model import AGENT_METADATA_KEY
-from wayline.relay.handles import LLMHandle, ScopeHandle, ToolHandle
 from wayline.relay.jsonfmt import read_only
 
 log = logging.getLogger("wayline.plugins.relay")

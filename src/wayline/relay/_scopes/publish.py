@@ -24,10 +24,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wayline.relay import subscribers as _subs
 from wayline.relay._intercepts import registrations as _reg
 from wayline.relay._intercepts.awaiting import resolve
 from wayline.relay._intercepts.chains import Entry, Registry
+from wayline.relay._scopes import subscribers as _subs
 from wayline.relay.events import Event
 
 __all__ = ["deregister_injector", "register_injector"]

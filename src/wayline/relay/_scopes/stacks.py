@@ -1,8 +1,9 @@
 """The ``ScopeStack`` object (nemo_relay's name) and the context variable that binds one.
 
 A stack is identified by its implicit root scope. The current context's top scope lives in
-``wayline.relay.scope._top``; the bound :class:`ScopeStack` mirrors it (``top``) so that a
-stack handed to another thread (``set_thread_scope_stack``) continues from where its owner is.
+``wayline.relay._scopes.stack_ops._top``; the bound :class:`ScopeStack` mirrors it (``top``)
+so that a stack handed to another thread (``set_thread_scope_stack``) continues from where its
+owner is.
 Asyncio tasks copy their creator's context: they keep their own top (wayline isolates tasks),
 and ``fork_asyncio_context`` binds a child task to a fresh stack, as Relay does.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from wayline.relay.handles import ScopeHandle
+from wayline.relay._scopes.handles import ScopeHandle
 
 __all__ = ["ScopeStack"]
 

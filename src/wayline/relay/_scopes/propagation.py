@@ -1,7 +1,7 @@
 """Scope-stack isolation and causal propagation with the nemo_relay top-level names.
 
 ``get_scope_stack``/``create_scope_stack``/``use_scope_stack``/``set_thread_scope_stack``/
-``propagate_scope_to_thread`` move a :class:`~wayline.relay.stacks.ScopeStack` between
+``propagate_scope_to_thread`` move a :class:`~wayline.relay._scopes.stacks.ScopeStack` between
 contexts and threads; ``capture_propagation_context`` and
 ``create_scope_stack_from_propagation`` carry the current parent (and propagation root) over
 any boundary as a :class:`PropagationContext`; ``fork_asyncio_context`` gives a child task its
@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from wayline.relay import scope as _scope
-from wayline.relay.stacks import ScopeStack, _stack
+from wayline.relay._scopes import stack_ops as _scope
+from wayline.relay._scopes.stacks import ScopeStack, _stack
 
 __all__ = [
     "PropagationContext",

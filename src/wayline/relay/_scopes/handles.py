@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wayline.relay.datatypes import (
+from wayline.relay._scopes.datatypes import (
     Json,
     LLMAttributes,
     ScopeAttributes,
