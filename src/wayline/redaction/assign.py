@@ -36,7 +36,7 @@ _HEAD = re.compile(
     r"""(?P<sep>:{1,3}=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])"""
     r"""|(?<=[ \t])(?=\\*+["'`]))"""
     r"""(?P<gap>[ \t]*+)"""
-    r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@["'])?"""
+    r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@\\*["'])?"""
 )
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%])")

@@ -141,6 +141,7 @@ _FLAG = re.compile(
     r"""(?=(?:\\*(?P<q>["']))?(?P<val>(?(q)[^"'\\\r\n]+|(?!-)[^\s"'`;&|\\]+)))"""
 )
 
+_QUOTED_AFTER = re.compile(r"""(?P<q>["'])(?P<val>[^"'\r\n]+)(?P=q)""")
 # Flags whose value is "user:password" (curl, wget's --proxy-user, curl's -U proxy flag).
 _USER_FLAGS = frozenset({"u", "user", "U", "proxy-user"})
 _key_words: tuple[str, ...] = KEY_TRIGGERS  # plus the longest word of each added key
@@ -160,8 +161,16 @@ def _flag_apply(text: str) -> str:
             colon = value.find(":")
             if colon < 0:
                 continue
-            start += colon + 1
-            value = value[colon + 1 :]
+            if colon == len(value) - 1 and end < len(text) and text[end] in "'\"":
+                quoted = _QUOTED_AFTER.match(text, end)  # --user kevin:'pass'
+                if quoted is not None:
+                    start, end = quoted.span("val")
+                    value = quoted.group("val")
+            elif colon == len(value) - 1:
+                end = start + colon  # curl -u sk_live_…: an API key as the user name
+            else:
+                start += colon + 1
+                value = value[colon + 1 :]
         elif not _flag_sensitive(name):
             continue
         # A shell word is a literal whatever it looks like; only placeholders ($PW) are kept.
