@@ -28,6 +28,9 @@ SID = "20261125_101500_a1b2c3"
 TURN = f"{SID}:task_7f3e:turn_1"
 
 # field -> (meaning, example value). ``(hook, field)`` keys override for one hook.
+#: Payload fields wayline adds that Hermes Agent does not send.
+WAYLINE_FIELDS = frozenset({"original_request_fields"})
+
 FIELDS: dict[Any, tuple[str, Any]] = {
     "session_id": ("The session (conversation) id.", SID),
     "task_id": ("The agent's task id; a delegated child has its own.", "task_7f3e"),
@@ -57,6 +60,11 @@ FIELDS: dict[Any, tuple[str, Any]] = {
         [{"role": "system", "content": "You are wayline…"}],
     ),
     "request_messages": ("The request's messages (raw, for hosts that read them).", []),
+    "original_request_fields": (
+        "Only when `llm_request` middleware changed the request: each top-level field it "
+        "changed, as it was before (null: added by the middleware); sanitized.",
+        {"temperature": None},
+    ),
     "middleware_trace": (
         "One entry (`source`, `reason`, `name`) per request middleware that rewrote the payload.",
         [{"source": "audit", "reason": "pinned workdir"}],
@@ -178,7 +186,9 @@ def hooks_page() -> str:
         f'Every payload also carries `telemetry_schema_version = "{TELEMETRY_SCHEMA_VERSION}"`.'
         " *Contract* fields are the ones the Hermes observer contract names, which every host "
         "sends; *Hermes* fields are the extra ones "
-        "Hermes Agent 0.19.0 sends, which wayline sends too so a Hermes plugin finds them. "
+        "Hermes Agent 0.19.0 sends, which wayline sends too so a Hermes plugin finds them; "
+        "*wayline* fields are wayline's own additions (a plugin must not rely on them in "
+        "Hermes). "
         f"Middleware (`{MIDDLEWARE_SCHEMA_VERSION}`) is in [middleware.md](middleware.md).",
         "",
         "Register a hook from a plugin (`ctx.register_hook(name, fn)`, see "
@@ -201,7 +211,13 @@ def hooks_page() -> str:
         example: dict[str, Any] = {"telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
         for name in sorted(spec.fields):
             meaning, value = _field(spec.name, name)
-            kind = "contract" if name in spec.contract_fields else "Hermes"
+            kind = (
+                "contract"
+                if name in spec.contract_fields
+                else "wayline"
+                if name in WAYLINE_FIELDS
+                else "Hermes"
+            )
             if name in spec.sanitized_fields:
                 kind += ", sanitized"
             out.append(f"| `{name}` | {kind} | {meaning} |")

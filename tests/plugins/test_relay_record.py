@@ -64,6 +64,7 @@ def _session(m: PluginManager, tool_calls: list[dict[str, Any]]) -> None:
         "pre_api_request",
         **_api(request={"method": "POST", "body": {"model": "m", "messages": messages}}),
         middleware_trace=[{"source": "tuner", "reason": "cooler"}],
+        original_request_fields={"temperature": None},
     )
     message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
     m.invoke_hook(
@@ -110,6 +111,7 @@ def test_rewritten_call_is_recorded_with_what_the_model_asked(host: Any, tmp_pat
     assert "middleware_trace" not in starts["c2"]["metadata"]
     (llm,) = [e for e in events if e.get("category") == "llm" and e["scope_category"] == "start"]
     assert llm["metadata"]["middleware_trace"] == [{"source": "tuner", "reason": "cooler"}]
+    assert llm["metadata"]["original_request_fields"] == {"temperature": None}
     trajectory = json.loads((out / "atif" / f"trajectory-{SID}.json").read_text())
     assert trajectory["agent"]["version"] == "7.7.7"
     step = trajectory["steps"][1]

@@ -152,6 +152,9 @@ def check_model_calls(recording: Recording) -> None:
     for rid, post in posts.items():
         trace = pres[rid]["middleware_trace"]
         assert llm[rid].start["metadata"]["middleware_trace"] == trace
+        # What the agent asked for next to what was sent: cooler() added the temperature.
+        assert pres[rid]["original_request_fields"] == {"temperature": None}
+        assert llm[rid].start["metadata"]["original_request_fields"] == {"temperature": None}
         assert llm[rid].start["data"]["content"]["temperature"] == TEMPERATURE
         assert llm[rid].end["data"]["usage"]["input_tokens"] == post["usage"]["input_tokens"]
         attrs = apis[rid].attributes or {}

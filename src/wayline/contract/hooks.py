@@ -118,7 +118,13 @@ HOOK_SPECS: dict[str, HookSpec] = {
                 "started_at",
                 "request",
             ),
-            _f("user_message", "conversation_history", "request_messages", "middleware_trace"),
+            _f(
+                "user_message",
+                "conversation_history",
+                "request_messages",
+                "middleware_trace",
+                "original_request_fields",
+            ),
             sanitized_fields=_f("request"),
         ),
         HookSpec(

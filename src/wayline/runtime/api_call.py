@@ -81,6 +81,20 @@ def _raw_request(request: dict[str, Any]) -> dict[str, Any]:
     return {"method": "POST", "body": body}
 
 
+def _original_fields(original: Any, effective: dict[str, Any], trace: list[Any]) -> dict[str, Any]:
+    """``original_request_fields`` when request middleware changed the request: each top-level
+    field it changed, as it was before (null: the middleware added it), sanitized, so the
+    record keeps what the agent asked for next to what was sent."""
+    if not trace or not isinstance(original, dict) or original is effective:
+        return {}
+    changed = {
+        key: original.get(key)
+        for key in sorted(set(original) | set(effective), key=str)
+        if original.get(key) != effective.get(key)
+    }
+    return {"original_request_fields": sanitize(changed)} if changed else {}
+
+
 def _sanitized_request(
     request: dict[str, Any], memo: SanitizeMemo | None = None, *, defer: bool = False
 ) -> Any:
@@ -187,6 +201,7 @@ def call_llm(
                 max_tokens=effective.get("max_tokens"),
                 started_at=started_at,
                 middleware_trace=trace,
+                **_original_fields(result.original, effective, trace),
                 request=_sanitized_request(
                     effective, memo, defer=hooks.queued_only("pre_api_request")
                 ),

@@ -63,6 +63,9 @@ def start_metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
     trace = kwargs.get("middleware_trace")
     if isinstance(trace, list) and trace:
         meta["middleware_trace"] = sanitize(trace)
+        original = kwargs.get("original_request_fields")
+        if isinstance(original, dict):  # an llm start: the request fields before the rewrite
+            meta["original_request_fields"] = sanitize(original)
     return meta
 
 
