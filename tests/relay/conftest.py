@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from wayline import relay
-from wayline.relay import scope as relay_scope
+from wayline.relay._scopes import stack_ops as relay_scope
 from wayline.relay._scopes import stacks as relay_stacks
 
 
