@@ -40,6 +40,10 @@ def _rand(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
         ("db.example.com:5432:app:bob:Hunter2Secret", "db.example.com:5432:app:bob:<redacted>"),
         ("machine api.example.com login bob password Hunter2Secret", "password <redacted>"),
         ('{"password": "p4ss word", "user": "bob"}', '{"password": "<redacted>", "user": "bob"}'),
+        ("my password is hunter2, keep it safe", "my password is <redacted>, keep it safe"),
+        ("openssl enc -aes256 -k s3cretPass -in a.txt", "-k <redacted> -in a.txt"),
+        ("curl --user kevin:'pRf7vG2h1L8nQkW9' -X PATCH", "--user kevin:'<redacted>' -X PATCH"),
+        ("curl -u sk_test_4eC39HqLyjWDarjtT1zdp7dc: https://api.stripe.com", "-u <redacted>:"),
     ],
 )
 def test_values_are_replaced_to_their_natural_end(text: str, expected: str) -> None:
@@ -96,6 +100,11 @@ def test_lowercase_hex_keys_are_redacted(text: str) -> None:
         '__slots__ = ("next_token", "position", "rules")',
         "    credentials: An optional CallCredentials for the RPC. Only valid for",
         "cache_key = 'user:1234567890123456'",
+        "Use the --password flag to set it",
+        "the password is required",
+        "cookie_consent: accepted",
+        "def set_cookie(self, cookie: Cookie, *args: Any) -> None:",
+        '_AUTHORIZATION = "authorization"',
     ],
 )
 def test_code_config_and_placeholders_are_kept(text: str) -> None:

@@ -141,6 +141,7 @@ _FLAG = re.compile(
     r"""(?=(?:\\*(?P<q>["']))?(?P<val>(?(q)[^"'\\\r\n]+|(?!-)[^\s"'`;&|\\]+)))"""
 )
 
+_ARTICLE = re.compile(r"(?:^|\s)(?:the|a|an|use)[ \t]+$", re.IGNORECASE)
 _QUOTED_AFTER = re.compile(r"""(?P<q>["'])(?P<val>[^"'\r\n]+)(?P=q)""")
 # Flags whose value is "user:password" (curl, wget's --proxy-user, curl's -U proxy flag).
 _USER_FLAGS = frozenset({"u", "user", "U", "proxy-user"})
@@ -173,6 +174,8 @@ def _flag_apply(text: str) -> str:
                 value = value[colon + 1 :]
         elif not _flag_sensitive(name):
             continue
+        elif _ARTICLE.search(text, max(0, match.start() - 6), match.start()) is not None:
+            continue  # "use the --password flag": a flag named in prose
         # A shell word is a literal whatever it looks like; only placeholders ($PW) are kept.
         if is_expression(value, quoted=True):
             continue

@@ -145,6 +145,12 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      ("hooks.slack.com",), 0),
     ("discord_webhook", r"/api/webhooks/[0-9]+/(?P<secret>[A-Za-z0-9_\-]{20,})",
      ("/api/webhooks/",), 0),
+    # prose: "my password is hunter2" (a word with a digit or symbol; "is required" stays)
+    ("password_in_prose",
+     r"\b(?:password|passphrase|passwd|pin code)[ \t]+(?:is|was|would be)[ \t]*:?[ \t]+"
+     r"[\"'`]?(?P<secret>(?=[^\s\"'`]*[0-9!@#$%^&*])(?![$%{<])[^\s\"'`]{4,})",
+     ("password is", "password was", "passphrase is", "passwd is", "password would"),
+     re.IGNORECASE),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
     ("azure_client_secret",
      r"(?<![\w~.\-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])",
@@ -279,6 +285,7 @@ _CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sevenzip_password", _TOOL + r"7z[az]?\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE, ("7z",)),
     ("ldap_password", _TOOL + r"ldap\w+\b" + _SEG + r"[ \t]-w[ \t]+" + _VALUE, ("ldap",)),
     ("openssl_pass_arg", r"-pass(?:in|out)?[ \t]+pass:" + _VALUE, ("pass:",)),
+    ("openssl_k", _TOOL + r"openssl\b" + _SEG + r"[ \t]-k[ \t]+" + _VALUE, ("openssl",)),
     ("smb_user_password",
      _TOOL + r"(?:smbclient|rpcclient|smbmap|smbcacls)\b" + _SEG
      + r"[ \t](?:-U[ \t]*|--user=)[^\s%]+%" + _VALUE,
