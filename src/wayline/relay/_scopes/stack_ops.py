@@ -227,6 +227,8 @@ def pop(
     ``output`` becomes the end event's ``data``; ``metadata`` is merged over the push metadata.
     Raises ``RuntimeError`` when the handle is not on top or not on this stack at all.
     """
+    if timestamp is not None:  # a bad end timestamp fails before the scope is popped
+        datetime_to_ns(timestamp)
     top = _top.get()
     if top is not handle and (top is None or top.uuid != handle.uuid):
         raise _pop_error(top, handle)
@@ -312,6 +314,8 @@ def event(
         category = str(category)
         if category == "custom" and not (profile and isinstance(profile.get("subtype"), str)):
             raise ValueError("a 'custom' mark needs category_profile['subtype'] (a dotted name)")
+    if timestamp is not None:  # validated even when no subscriber records the mark (as Relay)
+        datetime_to_ns(timestamp)
     callbacks = _subs._callbacks
     if callbacks:
         now = now_ns()
