@@ -173,7 +173,7 @@ class LLMRequest:
         self.headers: dict[str, Json] = dict(headers)
         # A JsonText is kept as is: it is read-only and its text must stay with it.
         self.content: dict[str, Json] = (
-            content if content.__class__ is JsonText else dict(content)  # type: ignore[assignment]
+            content if content.__class__ is JsonText else dict(content)
         )
 
     def __eq__(self, other: object) -> bool:
