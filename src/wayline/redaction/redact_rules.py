@@ -148,7 +148,8 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # prose: "my password is hunter2" (a word with a digit or symbol; "is required" stays)
     ("password_in_prose",
      r"\b(?:password|passphrase|passwd|pin code)[ \t]+(?:is|was|would be)[ \t]*:?[ \t]+"
-     r"[\"'`]?(?P<secret>(?=[^\s\"'`]*[0-9!@#$%^&*])(?![$%{<])[^\s\"'`]{4,})",
+     r"[\"'`]?(?P<secret>(?=[^\s\"'`]*[0-9!@#$%^&*])(?![$%{<])[^\s\"'`]{3,}?)"
+     r"(?=[.,;:!?)]*(?:[\s\"'`]|$))",
      ("password is", "password was", "passphrase is", "passwd is", "password would"),
      re.IGNORECASE),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
