@@ -290,8 +290,8 @@ class HookQueue:
 
     def put(self, hook: str, callback: Callable[..., Any], payload: dict[str, Any]) -> None:
         """Queue one callback; after :meth:`close` it runs on the calling thread instead."""
-        ns = time.time_ns()
-        item: Item = (self, callback, self._thread.snapshots.take(payload), ns, hook)
+        snapshot, ns = self._thread.snapshots.take_stamped(payload)
+        item: Item = (self, callback, snapshot, ns, hook)
         if self.closed or not self._thread.put(item):
             self.run(item, Memos())
 

@@ -24,6 +24,7 @@ is what lets the hook thread's memos key on their identity.
 from __future__ import annotations
 
 import threading
+import time
 from operator import is_
 from typing import Any
 
@@ -40,8 +41,9 @@ class _Memo(threading.local):
 
     def __init__(self) -> None:
         # The last payload taken, its values, and its snapshot: the hook's other queued
-        # observers (the bus hands each the same dict, one after the other) share it.
-        self.last: tuple[dict[str, Any], list[tuple[str, Any]], dict[str, Any]] | None = None
+        # observers (the bus hands each the same dict, one after the other) share it, and
+        # the hook's time with it, so every export stamps one hook with one time.
+        self.last: tuple[dict[str, Any], list[tuple[str, Any]], dict[str, Any], int] | None = None
         self.take = 0  # which take this is: what was checked in this take is not checked again
         # id(live dict) -> (the live dict, its copy, the take that last found them equal)
         self.copies: dict[int, tuple[Any, Any, int]] = {}
@@ -58,10 +60,15 @@ class Snapshots:
         self._memo = _Memo()
 
     def take(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """A copy of ``payload`` equal to it now, sharing only what cannot change.
+        """A copy of ``payload`` equal to it now, sharing only what cannot change."""
+        return self.take_stamped(payload)[0]
+
+    def take_stamped(self, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """A copy of ``payload`` equal to it now, and the wall-clock time (ns) of the hook.
 
         The same payload dict taken again on this thread with the same values (the next
-        queued observer of the same hook) gets the same snapshot: one per hook call.
+        queued observer of the same hook) gets the same snapshot and the same time: one per
+        hook call, so the plugins' records of one hook carry one timestamp.
         """
         memo = self._memo
         last = memo.last
@@ -69,7 +76,8 @@ class Snapshots:
             items = list(payload.items())
             known = last[1]
             if len(items) == len(known) and all(map(_same_item, items, known)):
-                return last[2]
+                return last[2], last[3]
+        ns = time.time_ns()
         if len(memo.copies) > self._limit:
             memo.copies.clear()
             memo.lists.clear()
@@ -78,8 +86,8 @@ class Snapshots:
             key: value if value.__class__ in _SHARED else self._copy(value, memo)
             for key, value in payload.items()
         }
-        memo.last = (payload, list(payload.items()), snapshot)
-        return snapshot
+        memo.last = (payload, list(payload.items()), snapshot, ns)
+        return snapshot, ns
 
     def _copy(self, value: Any, memo: _Memo, member: bool = False) -> Any:
         """A copy of ``value``; a dict that is a list's ``member`` (a message, a tool
