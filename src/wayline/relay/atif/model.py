@@ -242,7 +242,8 @@ def _no_path(node: TrajectoryNode) -> str | None:
 
 
 def final_metrics(steps: list[Step]) -> JsonDict:
-    """Totals over the steps that carry metrics, plus ``total_steps``."""
+    """Totals over the steps that carry metrics, plus ``total_steps``; no cost total unless
+    every step with metrics was priced."""
     totals: JsonDict = {}
     for key, total_key in (
         ("prompt_tokens", "total_prompt_tokens"),
@@ -251,6 +252,8 @@ def final_metrics(steps: list[Step]) -> JsonDict:
         ("cost_usd", "total_cost_usd"),
     ):
         values = [step.metrics[key] for step in steps if step.metrics and key in step.metrics]
+        if key == "cost_usd" and len(values) != sum(1 for step in steps if step.metrics):
+            continue  # a step the table could not price: the total is unknown, not too low
         if values:
             totals[total_key] = sum(values)
     totals["total_steps"] = len(steps)
