@@ -104,3 +104,40 @@ def test_arguments_nested_to_the_bound_still_reach_the_tool(home: Path) -> None:
     while isinstance(value, list):
         depth, value = depth + 1, value[0] if value else None
     assert depth == MAX_ARGUMENT_DEPTH - 1  # the lists inside {"value": ...}
+
+
+def test_the_relay_record_keeps_a_model_call_with_hostile_arguments(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The relay plugin records the model call whose arguments are 10,000 deep: its llm end
+    event keeps the model's text as sent instead of failing on the parse."""
+    out = tmp_path / "atof"
+    monkeypatch.setenv("WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY", str(out))
+    monkeypatch.setenv("WAYLINE_RELAY_ATOF_FILENAME", "events.jsonl")
+    monkeypatch.setenv("WAYLINE_RELAY_ATIF_ENABLED", "false")
+    script: dict[str, Any] = {
+        "default": {"content": "done"},
+        "rules": [
+            {
+                "match": {"first_user_contains": "go"},
+                "turns": [
+                    {"tool_calls": [{"name": "echo", "arguments": DEEP_OBJECT}]},
+                    {"content": "recovered"},
+                ],
+            }
+        ],
+    }
+    with (
+        ScriptedServer(script) as srv,
+        wayline.Agent(
+            model="m",
+            base_url=srv.base_url,
+            tools=[echo],
+            plugins=["observability/relay"],
+            home=home,
+        ) as agent,
+    ):
+        assert agent.run("go").text == "recovered"
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    llm_ends = [e for e in events if e["category"] == "llm" and e.get("scope_category") == "end"]
+    assert len(llm_ends) == 2

@@ -183,7 +183,7 @@ def parse_arguments(raw: Any) -> JsonDict:
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             return {"raw_arguments": raw}
         return parsed if isinstance(parsed, dict) else {"value": parsed}
     return {"value": raw}

@@ -53,7 +53,7 @@ def tool_status(result: Any) -> dict[str, str]:
         return {"status": "ok"}
     try:
         data = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"status": "ok"}
     if not isinstance(data, dict):
         return {"status": "ok"}

@@ -98,8 +98,8 @@ def model_arguments(response: Any) -> dict[str, Any]:
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw)
-            except ValueError:
-                pass
+            except (ValueError, RecursionError):
+                pass  # not JSON, or nested past the parser: the text is what the model sent
         found[str(call["id"])] = raw
     return found
 
