@@ -170,6 +170,11 @@ class Pricer:
         self._lock = threading.Lock()
         self._table: Any = None  # genai-prices' bundled snapshot, loaded on first use
 
+    def load(self) -> None:
+        """Load the table now: a plugin's build on its hook thread, so that the first priced
+        call does not pay for importing genai-prices."""
+        self._bundled()
+
     def _bundled(self) -> Any:
         """The table bundled with genai-prices: never one its background updater fetched
         (another library in the process may run it), so the recorded table date holds."""

@@ -23,6 +23,7 @@ class CostMeter:
 
     def __init__(self, meter: Meter) -> None:
         self.pricer = Pricer()
+        self.pricer.load()  # with the plugin's build, not at the first priced call
         self.counter = meter.create_counter(
             "hermes.llm.cost", unit="USD", description="Cost of successful provider calls"
         )

@@ -87,8 +87,11 @@ class RelayObserver:
         # The arguments each model response asked for, by (session, tool_call_id), until
         # the call starts: a rewritten call's start event records them next to what ran.
         self._asked: dict[tuple[str, str], Any] = {}
-        # Prices each call into its llm end's usage.cost_usd (ATIF: metrics.cost_usd).
+        # Prices each call into its llm end's usage.cost_usd (ATIF: metrics.cost_usd). Its
+        # table loads with the build (on the hook thread, while the agent waits for its first
+        # model reply), not at the first priced call.
         self.pricer = Pricer()
+        self.pricer.load()
 
     # -- sessions ---------------------------------------------------------------------
     def session(self, session_id: str, kwargs: dict[str, Any] | None = None) -> Session:
