@@ -23,11 +23,11 @@ class Unserializable:
     """A value json cannot encode, to make the serializer fail mid-document."""
 
 
-def test_atomic_write_produces_sorted_indented_json(tmp_path: Path) -> None:
-    """A successful write yields Relay's file format (sorted keys, 2-space indent, newline)."""
+def test_atomic_write_produces_sorted_compact_json(tmp_path: Path) -> None:
+    """A successful write yields sorted keys, compact separators, non-ASCII as is, a newline."""
     target = tmp_path / "t.json"
     write_json_atomic(target, {"b": [1], "a": "é"})
-    assert target.read_text(encoding="utf-8") == '{\n  "a": "é",\n  "b": [\n    1\n  ]\n}\n'
+    assert target.read_text(encoding="utf-8") == '{"a":"é","b":[1]}\n'
     assert list(tmp_path.iterdir()) == [target]
 
 

@@ -22,7 +22,7 @@ from wayline.relay.atif.refresh import Refresher
 
 
 def _reference(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _node(builder: TrajectoryBuilder) -> Any:
@@ -33,7 +33,7 @@ def _node(builder: TrajectoryBuilder) -> Any:
 
 def test_file_text_follows_every_change_to_a_step(atof: Atof) -> None:
     """A step that gains a result after a write is written with it: each write encodes the
-    trajectory as it is then (sorted, 2-space JSON)."""
+    trajectory as it is then (sorted, compact JSON)."""
     builder = TrajectoryBuilder(session_id="s")
     agent = atof.start("agent", "agent", metadata={"session_id": "s"})
     atof.llm(agent, [{"role": "user", "content": "hi \u00e9"}], "", [("c1", "read", {"p": 1})])

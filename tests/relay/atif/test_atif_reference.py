@@ -109,7 +109,8 @@ def test_session_mode_reproduces_relay_plugin_sample(
 def test_converter_writes_relay_plugin_file(
     plugin_events: list[dict[str, Any]], plugin_atif: Any, tmp_path: Path
 ) -> None:
-    """The offline converter writes Relay's file name and sorted 2-space JSON content."""
+    """The offline converter writes Relay's file name and its document as sorted compact JSON
+    (Relay's own ``write`` indents; whitespace aside, the bytes are the same)."""
     options = ConvertOptions(
         agent_name="demo-agent",
         agent_version="0.0.1",
@@ -122,7 +123,8 @@ def test_converter_writes_relay_plugin_file(
     assert report.written == [target]
     assert (report.events, report.trajectories, report.skipped_events) == (13, 1, 0)
     text = target.read_text(encoding="utf-8")
-    assert text == json.dumps(plugin_atif, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    compact = json.dumps(plugin_atif, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert text == compact + "\n"
 
 
 def test_converter_defaults_infer_agent_and_skip_raw_events(

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from wayline.relay.atif.jsontext import dumps_indented, trajectory_text
+from wayline.relay.atif.jsontext import dumps_document, trajectory_text
 from wayline.relay.atif.model import TrajectoryNode
 
 SubagentMode = Literal["embedded", "all"]
@@ -17,12 +17,12 @@ DEFAULT_FILENAME_TEMPLATE = "trajectory-{session_id}.json"
 
 
 def write_json_atomic(path: Path, document: Any) -> None:
-    """Write ``document`` as sorted, 2-space-indented JSON that appears at ``path`` all at once.
+    """Write ``document`` as sorted, compact JSON that appears at ``path`` all at once.
 
     The JSON is written into a temporary file in the same directory, flushed to disk and renamed
     over ``path``; on any failure the temporary file is removed and ``path`` is untouched.
     """
-    write_text_atomic(path, dumps_indented(document))
+    write_text_atomic(path, dumps_document(document))
 
 
 def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
