@@ -304,12 +304,25 @@ def builtin_rules() -> list[SecretPattern]:
         SecretPattern("base64_pem_private_key", frozenset({"ls0tls1crudjti"}), _b64_pem_apply),
     ]
     for name, pattern, triggers, flags in _CONTEXT_REGEXES:
-        rules.append(regex_rule(name, re.compile(pattern, flags), triggers))
+        rules.append(_lazy_regex_rule(name, pattern, flags, triggers))
     for name, pattern, triggers in _CLI_REGEXES:
-        rules.append(regex_rule(name, re.compile(pattern), triggers))
+        rules.append(_lazy_regex_rule(name, pattern, 0, triggers))
     for name, prefix, rest in _TOKEN_SHAPES:
         # The telegram token's prefix is ":AA" after digits, so it keeps no boundary check.
         regex = re.escape(prefix) + rest if prefix == ":AA" else _lit(prefix, rest)
         triggers = _SHAPE_TRIGGERS.get(name, (prefix.lower(),))
-        rules.append(regex_rule(name, re.compile(regex), triggers))
+        rules.append(_lazy_regex_rule(name, regex, 0, triggers))
     return rules
+
+
+def _lazy_regex_rule(name: str, pattern: str, flags: int, triggers: Iterable[str]) -> SecretPattern:
+    """``regex_rule`` of a built-in pattern, compiled when its triggers first occur: most
+    never do in a process, and compiling them all would cost every process's start-up."""
+    made: list[SecretPattern] = []  # the compiled rule, once (a race compiles it twice)
+
+    def apply(text: str) -> str:
+        if not made:
+            made.append(regex_rule(name, re.compile(pattern, flags), ()))
+        return made[0].apply(text)
+
+    return SecretPattern(name, frozenset(t.lower() for t in triggers), apply)
