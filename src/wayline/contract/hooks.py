@@ -242,7 +242,7 @@ HOOK_SPECS: dict[str, HookSpec] = {
     )
 }
 
-#: The seed's hooks plus Hermes' ``transform_terminal_output``; all emitted by wayline.
+#: The observer contract's hooks plus Hermes' ``transform_terminal_output``; all emitted.
 EMITTED_HOOKS: frozenset[str] = frozenset(HOOK_SPECS)
 
 #: Hermes 0.19.0 hook names wayline accepts without a warning but never emits
@@ -264,7 +264,7 @@ MIDDLEWARE_KINDS: frozenset[str] = _f(
 REQUEST_MIDDLEWARE: dict[str, str] = {"llm_request": "request", "tool_request": "args"}
 EXECUTION_MIDDLEWARE: dict[str, str] = {"llm_execution": "request", "tool_execution": "args"}
 
-#: Middleware runtime-context fields (seed 002 plus Hermes' observed keys).
+#: Middleware runtime-context fields (the Hermes middleware contract plus Hermes' observed keys).
 LLM_MIDDLEWARE_CONTEXT: frozenset[str] = _IDENT | _RUNTIME | _f("api_call_count")
 TOOL_MIDDLEWARE_CONTEXT: frozenset[str] = _f(
     "session_id", "task_id", "turn_id", "api_request_id", "tool_name", "tool_call_id"

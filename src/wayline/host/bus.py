@@ -5,7 +5,7 @@ thread (tool worker threads and subagent threads included, so callbacks must be
 thread-safe), an ``Exception`` it raises is logged and skipped, and the next
 callback still runs; a ``BaseException`` (KeyboardInterrupt, SystemExit)
 propagates. Four hooks may change behaviour through their return value; the
-helpers at the bottom implement seed 000's table for them.
+helpers at the bottom implement the Hermes observer contract's table for them.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class HookBus:
         """
         return [ret for _, ret in self._returns(name, payload)]
 
-    # -- behaviour hooks (seed 000's return-value table) ---------------------------
+    # -- behaviour hooks (the observer contract's return values) ---------------------------
     # A return value is read inside a try too: a plugin's hostile object (a dict whose
     # ``get`` raises, an unprintable value) fails open like a raising callback.
 

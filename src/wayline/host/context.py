@@ -51,7 +51,7 @@ class PluginContext:
         self.staged.hooks.append((hook_name, callback))
 
     def register_middleware(self, kind: str, callback: Any) -> None:
-        """Add a middleware callback of ``kind`` (control callback; seed 002 rules)."""
+        """Add a middleware callback of ``kind`` (a control callback)."""
         _check_callable(callback, f"middleware for {kind!r}")
         self.staged.middleware.append((kind, callback))
 

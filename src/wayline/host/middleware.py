@@ -1,4 +1,4 @@
-"""Middleware chains (seed 002): request rewrites and execution wrappers.
+"""Middleware chains (the Hermes middleware contract): request rewrites and execution wrappers.
 
 Middleware callbacks are **control** callbacks, not observers:
 

@@ -9,7 +9,7 @@ Code written for ``nemo_relay`` ports by changing its import::
 
 Intercepts (:mod:`~wayline.relay.intercepts`), conditional-execution guardrails
 (:mod:`~wayline.relay.guardrails`) and provider codecs (:mod:`~wayline.relay.codecs`) shape
-managed ``llm.execute``/``tools.execute`` calls as in Relay 0.10.4 (§6 of the reference).
+managed ``llm.execute``/``tools.execute`` calls as in Relay 0.10.4.
 
 Events are ATOF 0.1 (see :mod:`wayline.relay.events`); :class:`AtofExporter` writes them
 byte-for-byte as Relay does. Subscribers are observers called synchronously on the emitting

@@ -3,7 +3,7 @@
 The reader tolerates a torn line (a writer killed mid-line: the last line, or one the next
 writer appended after) with a warning, and fails on any other malformed line with the file,
 line number and reason. Consumers must order
-events by timestamp, not file order (ATOF §5.1): :func:`read_events` sorts by default.
+events by timestamp, not file order (ATOF says so): :func:`read_events` sorts by default.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``plugins.toml`` loader: component config files and the exporters they start.
 
-Accepted shapes for the observability component: the seed's ``version = 1`` flat
+Accepted shapes for the observability component: Hermes' Relay plugin's ``version = 1`` flat
 sections (``[components.config.atof] output_directory/filename/mode``) and Relay
 0.10.4's ``sinks`` list (file sinks). ``adaptive`` is recognised with
 ``tool_parallelism.mode`` ∈ ``observe_only`` (default), ``inject_hints``, ``schedule``.
