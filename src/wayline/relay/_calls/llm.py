@@ -5,9 +5,10 @@ The start event's ``data`` is ``{"content": <body>, "headers": <headers>}`` with
 headers removed; the end event's ``data`` is the raw provider response.
 
 Managed calls (``execute``, ``execute_sync``, ``stream_execute``) follow Relay 0.10.4's
-managed-call contract: conditional-execution guardrails (:mod:`~wayline.relay.guardrails`), then codec
-decode, the request-intercept chain and codec encode (:mod:`~wayline.relay.intercepts`) —
-any failure raises before a single event — then the start at T, the intercepts' pending marks
+managed-call contract: conditional-execution guardrails (:mod:`~wayline.relay.guardrails`),
+then codec decode, the request-intercept chain and codec encode
+(:mod:`~wayline.relay.intercepts`) — any failure raises before a single event — then the
+start at T, the intercepts' pending marks
 at exactly T + 1 µs, and the provider wrapped by execution intercepts.
 """
 
