@@ -172,9 +172,7 @@ class LLMRequest:
             raise TypeError(f"LLMRequest content must be a mapping, not {type(content).__name__}")
         self.headers: dict[str, Json] = dict(headers)
         # A JsonText is kept as is: it is read-only and its text must stay with it.
-        self.content: dict[str, Json] = (
-            content if content.__class__ is JsonText else dict(content)
-        )
+        self.content: dict[str, Json] = content if content.__class__ is JsonText else dict(content)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LLMRequest):
