@@ -206,3 +206,17 @@ def test_refresher_waits_longer_after_a_slow_job() -> None:
     refresher.schedule("k", slow, 0.01)
     assert done.wait(10)
     assert started[1] - started[0] >= 0.05 * COST_FACTOR * 0.95
+
+
+def test_refresher_delay_holds_a_job_that_a_cancel_then_drops() -> None:
+    """A job scheduled with a delay waits for it; cancelling meanwhile (the session's final
+    write) drops it, so it never runs."""
+    refresher = Refresher()
+    runs: list[str] = []
+    done = threading.Event()
+    refresher.schedule("k", lambda: runs.append("late"), 0.0, delay=60.0)
+    assert refresher.pending("k")
+    refresher.cancel("k")
+    refresher.schedule("other", done.set, 0.0)  # the thread is alive and runs what is due
+    assert done.wait(5)
+    assert runs == [] and not refresher.pending("k")

@@ -249,8 +249,10 @@ class AtifExporter:
         filename_template: str = DEFAULT_FILENAME_TEMPLATE,
         subagents: SubagentMode = "embedded",
         interval: float = REFRESH_INTERVAL,
+        delay: float = 0.0,
     ) -> None:
-        """Rewrite the file(s) soon, on a background thread, at most once per ``interval`` s.
+        """Rewrite the file(s) soon, on a background thread, at most once per ``interval`` s
+        and no sooner than ``delay`` s from now (a :meth:`write` meanwhile supersedes it).
 
         For snapshots of a running session (e.g. after each turn): the file is rewritten whole,
         so doing it on every call would cost time growing with the session. End the session
@@ -262,7 +264,7 @@ class AtifExporter:
             # A snapshot: the session's final write() flushes to disk, this one need not.
             self._write(target, filename_template, subagents, durable=False)
 
-        refresher.schedule(self, job, interval)
+        refresher.schedule(self, job, interval, delay=delay)
 
     def clear(self) -> None:
         """Forget every event received so far."""

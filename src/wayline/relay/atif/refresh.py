@@ -41,11 +41,14 @@ class Refresher:
         self._thread: threading.Thread | None = None
         self._failed = False
 
-    def schedule(self, key: Hashable, job: Callable[[], None], interval: float) -> None:
+    def schedule(
+        self, key: Hashable, job: Callable[[], None], interval: float, *, delay: float = 0.0
+    ) -> None:
         """Run ``job`` once ``interval`` seconds (or ``COST_FACTOR`` times the last job's
-        duration, if longer) passed since ``key``'s last run started (or now)."""
+        duration, if longer) passed since ``key``'s last run started, and no sooner than
+        ``delay`` seconds from now (a :meth:`cancel` meanwhile drops it)."""
         with self._cond:
-            due = time.monotonic()
+            due = time.monotonic() + delay
             last = self._last.get(key)
             if last is not None:
                 due = max(due, last[0] + max(interval, last[1] * COST_FACTOR))

@@ -47,6 +47,8 @@ from wayline.plugins.observability.relay.settings import (
 from wayline.pricing import Pricer, price_table, with_cost
 from wayline.redaction.sanitize import sanitize
 from wayline.relay import LLMHandle, ScopeHandle, ToolHandle
+from wayline.relay.atif.exporter import REFRESH_INTERVAL
+from wayline.relay.atif.files import SubagentMode
 from wayline.relay.atif.model import AGENT_METADATA_KEY
 from wayline.relay.jsonfmt import read_only
 
@@ -196,18 +198,26 @@ class RelayObserver:
         """Write the session's trajectory file(s) atomically (no-op without ATIF).
 
         ``soon``: a snapshot of a running session, rewritten in the background at most once
-        a second (the whole file is rewritten, so per-turn writes would grow with the session).
+        a second (the whole file is rewritten, so per-turn writes would grow with the session)
+        and a second after it is asked for: a session that finalizes meanwhile (a one-shot)
+        is written once, by its finalize, instead of twice.
         """
         atif = self.settings.atif
         if sess.atif is None or atif is None:
             return
-        write = sess.atif.refresh if soon else sess.atif.write
+        directory = atif.output_directory
+        template = atif.filename_template
+        subagents: SubagentMode = "all" if atif.subagent_export_mode == "all" else "embedded"
         try:
-            write(
-                atif.output_directory,
-                filename_template=atif.filename_template,
-                subagents="all" if atif.subagent_export_mode == "all" else "embedded",
-            )
+            if soon:
+                sess.atif.refresh(
+                    directory,
+                    filename_template=template,
+                    subagents=subagents,
+                    delay=REFRESH_INTERVAL,
+                )
+            else:
+                sess.atif.write(directory, filename_template=template, subagents=subagents)
         except ValueError as exc:  # a trajectory with no steps yet is not a valid ATIF file
             log.debug("ATIF for %s not written yet: %s", sess.session_id, exc)
 
