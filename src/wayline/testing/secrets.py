@@ -397,7 +397,7 @@ def _samples() -> tuple[SecretSample, ...]:
 
 
 SECRET_SAMPLES: tuple[SecretSample, ...] = _samples()
-# The three shapes issue 21 found leaking: a registry login's -p, an inline PGPASSWORD=, and
+# Three shapes that once leaked: a registry login's -p, an inline PGPASSWORD=, and
 # a bare cloud secret key on its own line.
 WHY_SAMPLES: tuple[SecretSample, ...] = tuple(
     s for s in SECRET_SAMPLES if s.name.startswith("why_")
