@@ -102,7 +102,7 @@ def _rows(full: bool) -> list[Row]:
         ),
         Row("4 secrets: benign strings altered overall (goal 0.5%)", "secrets_benign_altered"),
         Row(
-            "4 secrets: redaction cost per KB, % of the pre-issue-21 redactor",
+            "4 secrets: redaction cost per KB, % of the baseline redactor",
             "secrets_cost_percent",
         ),
         Row(
