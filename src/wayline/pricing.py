@@ -40,6 +40,7 @@ from typing import Any
 
 __all__ = [
     "COST_ATTRIBUTES",
+    "CUSTOM_PROVIDER",
     "TABLE_DATES",
     "Pricer",
     "TokenCounts",
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("wayline.pricing")
+
+CUSTOM_PROVIDER = "custom"
+"""The provider name wayline gives an endpoint it does not know (a local or self-hosted server)."""
 
 COST_ATTRIBUTES = ("llm.cost.total", "gen_ai.usage.cost")
 """Span attributes of a call's cost in USD: OpenInference's, and the name Langfuse reads (the
@@ -238,7 +242,11 @@ class Pricer:
             if key in self._warned:
                 return
             self._warned.add(key)
-        log.warning(
+        # A custom endpoint (Ollama, vLLM, a scripted model) serves models no price table
+        # knows: expected, so said once at INFO; an unknown model of a known provider warns.
+        level = logging.INFO if provider == CUSTOM_PROVIDER else logging.WARNING
+        log.log(
+            level,
             "cost: model %r%s is not in the genai-prices table; its cost is left empty",
             model,
             f" (provider {provider!r})" if provider else "",

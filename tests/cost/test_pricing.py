@@ -456,6 +456,21 @@ def test_unknown_model_is_none_and_warns_once(caplog: pytest.LogCaptureFixture) 
     assert "scripted-model" in warnings[0] and "another-unknown" in warnings[1]
 
 
+def test_unknown_model_on_a_custom_endpoint_is_said_at_info(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A local server's model (provider "custom") is unpriced as expected: one INFO line, no
+    warning on every run of a local model."""
+    pricer = Pricer()
+    usage = {"prompt_tokens": 10, "completion_tokens": 1}
+    with caplog.at_level(logging.INFO, logger="wayline.pricing"):
+        assert pricer.cost_usd("qwen3:8b", usage, provider="custom") is None
+        assert pricer.cost_usd("qwen3:8b", usage, provider="custom") is None
+    records = [r for r in caplog.records if r.name == "wayline.pricing"]
+    assert [r.levelno for r in records] == [logging.INFO]
+    assert "qwen3:8b" in records[0].getMessage()
+
+
 def test_candidates_fall_back_to_the_requested_model() -> None:
     """An unknown response model falls back to the requested one before giving up."""
     usage = {"prompt_tokens": 1000, "completion_tokens": 0}
