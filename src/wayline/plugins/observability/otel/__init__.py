@@ -1,4 +1,4 @@
-"""``observability/otel``: observer hooks → OpenTelemetry spans and metrics (seed 003).
+"""``observability/otel``: observer hooks → OpenTelemetry spans and metrics (hermes-otel's mapping).
 
 Enable with ``wayline plugins enable observability/otel`` (needs ``pip install 'wayline[otel]'``)
 and configure under ``plugins.entries.observability/otel`` in ``config.yaml`` or with

@@ -1,4 +1,4 @@
-"""The plugin's metrics: seed 003's ``hermes.*`` instruments plus the GenAI client metrics.
+"""The plugin's metrics: hermes-otel's ``hermes.*`` instruments plus the GenAI client metrics.
 
 Labels are deliberately low-cardinality: model, provider, tool name, outcome, role, status,
 choice, pattern key, error type — never a session, turn, request or tool-call id.

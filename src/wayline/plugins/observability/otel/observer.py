@@ -1,4 +1,4 @@
-"""Observer hooks → OpenTelemetry spans and metrics (seed 003's hook → span mapping).
+"""Observer hooks → OpenTelemetry spans and metrics (hermes-otel's hook → span mapping).
 
 Every public hook method here is an **observer** callback: it may run on any thread (the
 agent thread, parallel tool workers, subagent threads), never exports on the caller's thread

@@ -4,7 +4,7 @@ Configuration (both prefixes work; ``WAYLINE_RELAY_`` wins): ``ATOF_ENABLED``,
 ``ATOF_OUTPUT_DIRECTORY``, ``ATOF_FILENAME``, ``ATOF_MODE``, ``ATIF_ENABLED``,
 ``ATIF_OUTPUT_DIRECTORY``, ``ATIF_FILENAME_TEMPLATE``, ``ATIF_AGENT_NAME``,
 ``ATIF_AGENT_VERSION``, ``ATIF_MODEL_NAME``, ``ATIF_SUBAGENT_EXPORT_MODE`` and
-``PLUGINS_TOML`` (seed 001). With an ``adaptive`` component in the plugins.toml the
+``PLUGINS_TOML`` (as Hermes' Relay plugin). With an ``adaptive`` component in the plugins.toml the
 plugin also registers ``llm_execution``/``tool_execution`` middleware that runs the
 real calls inside ``relay.llm.execute``/``relay.tools.execute`` (so intercepts apply)
 and skips its manual llm/tool spans so nothing is recorded twice.

@@ -1,7 +1,7 @@
 """Adaptive managed execution: the real LLM/tool calls run inside relay's execute spans.
 
 Registered by ``observability/relay`` when its plugins.toml has an ``adaptive`` component.
-Both callbacks are execution middleware (control callbacks, seed 002 rules): each calls
+Both callbacks are execution middleware (control callbacks): each calls
 ``next_call`` exactly once, inside ``relay.llm.execute_sync`` / ``relay.tools.execute_sync``,
 so relay guardrails and intercepts apply and the span brackets the real call; the observer
 then skips its manual llm/tool spans, so nothing is recorded twice. A downstream failure

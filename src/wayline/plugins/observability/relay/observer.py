@@ -1,4 +1,4 @@
-"""Hook → relay event mapping (seed 001 "ATOF Mapping").
+"""Hook → relay event mapping (the ATOF mapping of Hermes' Relay plugin).
 
 Sessions → agent scopes (a child's under its parent's), API hooks → llm spans,
 tool hooks → tool spans keyed by ``tool_call_id``, turns/approvals/subagents and

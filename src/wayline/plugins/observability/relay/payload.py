@@ -41,7 +41,7 @@ _META_KEYS = (
 def llm_output(response: Any) -> Any:
     """The llm end event's data: Hermes' response shape plus top-level ``content``/``tool_calls``.
 
-    ``assistant_message`` keeps seed 001's shape; the two top-level keys are what ATOF
+    ``assistant_message`` keeps Hermes' Relay plugin's shape; the two top-level keys are what ATOF
     consumers such as NAT's ATOF→ATIF converter read from an OpenAI-style output.
     """
     if not isinstance(response, dict):

@@ -1,6 +1,6 @@
 """Configuration of ``observability/relay``: env vars under two prefixes, plus plugins.toml.
 
-``WAYLINE_RELAY_<NAME>`` wins over the seed's ``HERMES_NEMO_RELAY_<NAME>``. With neither
+``WAYLINE_RELAY_<NAME>`` wins over Hermes' ``HERMES_NEMO_RELAY_<NAME>``. With neither
 set, ATOF and ATIF are written under ``$WAYLINE_HOME/relay/`` (enabling the plugin is the
 opt-in); ``*_ATOF_ENABLED=0`` / ``*_ATIF_ENABLED=0`` switch an exporter off, and
 ``*_ASYNC_HOOKS=0`` makes the hooks write on the calling thread.
@@ -127,7 +127,7 @@ class RelaySettings:
 def load_settings(
     *, agent_name: str = DEFAULT_AGENT_NAME, agent_version: str | None = None
 ) -> RelaySettings:
-    """Env fallbacks, skipped where a valid plugins.toml owns the exporter (seed 001 rules).
+    """Env fallbacks, skipped where a valid plugins.toml owns the exporter (as in Hermes).
 
     ``agent_name``/``agent_version`` are the ATIF defaults when the env does not set them
     (the plugin passes the host's name and version, e.g. ``Hermes Agent``); no version
