@@ -65,7 +65,7 @@ _TOOL = {"tool_name", "args", "task_id", "session_id", "tool_call_id", "turn_id"
 _APPROVAL = {"command", "description", "pattern_key", "pattern_keys", "session_key", "surface"}
 
 # Per-hook field lists as the seed states them.
-SEED_FIELDS: dict[str, set[str]] = {
+CONTRACT_FIELDS: dict[str, set[str]] = {
     "pre_llm_call": {
         "session_id",
         "turn_id",
@@ -210,13 +210,15 @@ def test_valid_hooks_match_hermes_0_19() -> None:
     assert VALID_HOOKS == HERMES_0_19_HOOKS
 
 
-@pytest.mark.parametrize("hook", sorted(SEED_FIELDS))
+@pytest.mark.parametrize("hook", sorted(CONTRACT_FIELDS))
 def test_contract_fields_match_the_seed(hook: str) -> None:
     """A hook's contract_fields hold the seed's list; any extra is a seed correlation id."""
     spec = HOOK_SPECS[hook]
-    expected = SEED_FIELDS[hook]
+    expected = CONTRACT_FIELDS[hook]
     assert expected <= spec.contract_fields, sorted(expected - spec.contract_fields)
-    assert spec.contract_fields - expected <= CORRELATION_IDS, sorted(spec.contract_fields - expected)
+    assert spec.contract_fields - expected <= CORRELATION_IDS, sorted(
+        spec.contract_fields - expected
+    )
     assert spec.contract_fields <= spec.fields
 
 
@@ -233,7 +235,7 @@ def test_session_hooks_cover_the_common_fields() -> None:
 
 def test_transform_tool_result_carries_post_tool_call_fields() -> None:
     """transform_tool_result fires after post_tool_call and sees the same result fields."""
-    assert SEED_FIELDS["post_tool_call"] <= HOOK_SPECS["transform_tool_result"].fields
+    assert CONTRACT_FIELDS["post_tool_call"] <= HOOK_SPECS["transform_tool_result"].fields
 
 
 def test_return_rules_follow_the_seed_table() -> None:
@@ -270,7 +272,7 @@ def test_middleware_kinds() -> None:
 
 def test_missing_fields_reports_absent_contract_fields() -> None:
     """missing_fields names the seed fields a payload lacks; unknown hooks report nothing."""
-    payload = dict.fromkeys(SEED_FIELDS["pre_tool_call"] - {"tool_call_id"}, "x")
+    payload = dict.fromkeys(CONTRACT_FIELDS["pre_tool_call"] - {"tool_call_id"}, "x")
     assert missing_fields("pre_tool_call", payload) == {"tool_call_id"}
     full = dict.fromkeys(HOOK_SPECS["pre_tool_call"].contract_fields, "x")
     assert missing_fields("pre_tool_call", full) == frozenset()
