@@ -30,13 +30,17 @@ from wayline.redaction.secret_names import is_expression, is_prose, split_key
 
 __all__ = ["apply_assignments", "names_before_separators"]
 
+# A shell word that closes its single quote, quotes one and reopens it, as a session's
+# terminal command writes 'export NAME='"'"'value'"'"'' or 'NAME='\''value'\''' (either may be
+# JSON-escaped too): the value is the quoted text after it, up to the next single quote.
+_SHELL_REQUOTE = r"""'(?:\\*+"'\\*+"|\\{1,2}')'"""
 # The name, its closing quote (a JSON/dict key), and the separator.
 _HEAD = re.compile(
     r"""(?P<name>[A-Za-z_][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?\)?[ \t]*+"""
     r"""(?P<sep>:{1,3}=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])"""
     r"""|(?<=[ \t])(?=\\*+["'`]))"""
     r"""(?P<gap>[ \t]*+)"""
-    r"""(?P<open>\(?)(?P<q2>[fbr]?\\*+["'`]|@\\*["'])?"""
+    r"""(?P<open>\(?)(?:(?P<esc>""" + _SHELL_REQUOTE + r""")|(?P<q2>[fbr]?\\*+["'`]|@\\*["']))?"""
 )
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%])")
@@ -145,12 +149,24 @@ def _quoted_strings(text: str, start: int, stop: int) -> list[tuple[int, int]]:
 
 
 def _value_span(
-    text: str, m: re.Match[str], lines: _Lines, name_quoted: str | None, sep: str, q2: str | None
+    text: str,
+    m: re.Match[str],
+    lines: _Lines,
+    name_quoted: str | None,
+    sep: str,
+    q2: str | None,
+    esc: str | None = None,
 ) -> tuple[int, int, bool] | None:
     """(start, end, quoted) of the value after the separator, or None for no value."""
     start = m.end()
     eol = lines.after(start)
     stop = min(eol, start + MAX_VALUE)
+    if esc:
+        end = text.find("'", start, stop)
+        if end < 0:
+            found = _BARE.match(text, start, min(stop, start + BARE_VALUE))
+            end = found.end() if found is not None else start
+        return (start, end, True)
     if q2:
         quote = q2.lstrip("fbr@") or q2
         end = _closing(text, quote, start, stop)
@@ -235,8 +251,8 @@ def apply_assignments(
         m = _HEAD.match(text, j)
         if m is None:
             continue
-        name, q1, sep, opener, q2 = m.group("name", "q1", "sep", "open", "q2")
-        span = _value_span(text, m, lines, q1[-1] if q1 else None, sep, q2)
+        name, q1, sep, opener, q2, esc = m.group("name", "q1", "sep", "open", "q2", "esc")
+        span = _value_span(text, m, lines, q1[-1] if q1 else None, sep, q2, esc)
         if span is None:
             continue
         start, end, quoted = span
@@ -305,7 +321,7 @@ _DENSE_SPACING = 48
 _DENSE_MIN = 256
 _DENSE = re.compile(
     r"""[A-Za-z_][\w.\-]*+(?:\[\w*\])?(?:\\*+["'`])?\)?[ \t]*+"""
-    r"""(?::=|=>|\?=|===|!==|==|!=|[:=])[ \t]*+(?:\\*+["'`])?"""
+    r"""(?::=|=>|\?=|===|!==|==|!=|[:=])[ \t]*+(?:""" + _SHELL_REQUOTE + r"""|\\*+["'`])?"""
     r"""(?P<val>[^\s"'`,;&\\)<]{1,1024})"""
 )
 

@@ -313,16 +313,17 @@ _LAST_NAME = re.compile(r"[A-Za-z_]\w*(?=[(\[]$)")
 
 def _random_name(callee: str) -> bool:
     """True when what precedes ``(`` is no function name but a random-looking token
-    (``PASS=Hn7fAD5qBrRovWGsdm(``): upper case, lower case and digits, and hardly a
-    pronounceable word in it. Names with digits (``getV2Client(``, ``toBase64(``) are words."""
+    (``PASS=Hn7fAD5qBrRovWGsdm(``, ``PGPASSWORD=nr785KauC8XuxgurEW(``): upper case, lower
+    case and digits, and less than half of it in pronounceable words. Names with digits
+    (``getV2Client(``, ``toBase64String(``) are mostly words."""
     found = _LAST_NAME.search(callee)
     name = found.group(0) if found is not None else callee
-    if len(name) < 12 or not any(c.isdigit() for c in name):
+    if len(name) < 10 or not any(c.isdigit() for c in name):
         return False
     if not (any(c.isupper() for c in name) and any(c.islower() for c in name)):
         return False
     words = sum(len(w) for w in _WORDISH.findall(name) if len(w) >= 4)
-    return words < 0.3 * len(name)
+    return words < 0.5 * len(name)
 
 
 def _closed(value: str, opener: int, rest: str) -> bool:
