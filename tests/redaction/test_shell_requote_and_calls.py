@@ -76,3 +76,14 @@ def test_a_random_token_before_a_parenthesis_is_redacted(tail: str) -> None:
 def test_function_names_before_a_parenthesis_are_kept(code: str) -> None:
     """Calls, also a call whose arguments continue on the next line, are no secret."""
     assert redact_text(code) == code
+
+
+@pytest.mark.parametrize("requote", _REQUOTES)
+def test_a_requoted_value_in_a_python_repr_is_redacted(requote: str) -> None:
+    """In a log line's repr of the payload the quotes may carry backslashes; the value is
+    still found and replaced."""
+    word = f"'export CONFLUENCE_TOKEN={requote}{_SECRET}{requote}'"
+    for shown in (repr(word), repr({"command": word}), repr({"a": json.dumps({"c": word})})):
+        out = redact_text(shown)
+        assert _SECRET not in out, out
+        assert "<redacted>" in out, out

@@ -31,9 +31,10 @@ from wayline.redaction.secret_names import is_expression, is_prose, split_key
 __all__ = ["apply_assignments", "names_before_separators"]
 
 # A shell word that closes its single quote, quotes one and reopens it, as a session's
-# terminal command writes 'export NAME='"'"'value'"'"'' or 'NAME='\''value'\''' (either may be
-# JSON-escaped too): the value is the quoted text after it, up to the next single quote.
-_SHELL_REQUOTE = r"""'(?:\\*+"'\\*+"|\\{1,2}')'"""
+# terminal command writes 'export NAME='"'"'value'"'"'' or 'NAME='\''value'\''' (JSON-escaped
+# or in a Python repr too, where any quote may carry backslashes): the value is the quoted
+# text after it, up to the next single quote.
+_SHELL_REQUOTE = r"""\\*+'(?:\\*+"\\*+'\\*+"|\\++')\\*+'"""
 # The name, its closing quote (a JSON/dict key), and the separator.
 _HEAD = re.compile(
     r"""(?P<name>[A-Za-z_][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?\)?[ \t]*+"""
@@ -166,6 +167,8 @@ def _value_span(
         if end < 0:
             found = _BARE.match(text, start, min(stop, start + BARE_VALUE))
             end = found.end() if found is not None else start
+        while end > start and text[end - 1] == "\\":
+            end -= 1  # the closing quote's own escape (JSON, a repr) is not the value's
         return (start, end, True)
     if q2:
         quote = q2.lstrip("fbr@") or q2
