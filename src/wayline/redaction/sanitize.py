@@ -94,27 +94,9 @@ _warn_lock = threading.Lock()
 _warned_values: set[str] = set()
 
 
-# os.environ.get of an unset variable (the usual case) raises and catches a KeyError inside
-# Mapping.get: about a microsecond on every sanitize call, thousands per session. The POSIX
-# environ keeps its bytes dict in ``_data`` (updated by every os.environ change and read by
-# os.environ itself), whose get() costs a few nanoseconds.
-_environ_data: dict[bytes, bytes] | None = None
-if os.name == "posix" and isinstance(getattr(os.environ, "_data", None), dict):
-    _environ_data = os.environ._data  # type: ignore[attr-defined]
-_ENV_KEY = os.fsencode(PAYLOAD_MAX_CHARS_ENV)
-
-
-def _env_raw() -> str | None:
-    data = _environ_data
-    if data is None:
-        return os.environ.get(PAYLOAD_MAX_CHARS_ENV)
-    value = data.get(_ENV_KEY)
-    return None if value is None else os.fsdecode(value)
-
-
 def payload_max_chars() -> int:
     """The total size limit: `WAYLINE_PAYLOAD_MAX_CHARS` (default 50 000, floor 1 000)."""
-    raw = _env_raw()
+    raw = os.environ.get(PAYLOAD_MAX_CHARS_ENV)
     if raw is None or not raw.strip():
         return DEFAULT_PAYLOAD_MAX_CHARS
     try:
