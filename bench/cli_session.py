@@ -73,7 +73,8 @@ def _command(url: str, workdir: Path) -> list[str]:
     ]
 
 
-def _home(path: Path, plugins: tuple[str, ...]) -> Path:
+def write_home(path: Path, plugins: tuple[str, ...]) -> Path:
+    """A WAYLINE_HOME with approvals off and, when given, the plugins (OTel to a file)."""
     path.mkdir(parents=True)
     lines = ["approvals:", '  mode: "off"']
     if plugins:
@@ -89,14 +90,14 @@ def _home(path: Path, plugins: tuple[str, ...]) -> Path:
     return path
 
 
-def _run(command: list[str], home: Path) -> float:
-    """Wall seconds of one CLI process (it must answer and exit 0)."""
+def timed_run(command: list[str], home: Path, expect: str) -> float:
+    """Wall seconds of one process (it must print ``expect`` and exit 0)."""
     env = {**os.environ, "WAYLINE_HOME": str(home), "WAYLINE_RELAY_ATOF_MODE": "overwrite"}
     started = time.perf_counter()
     proc = subprocess.run(command, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    if proc.returncode != 0 or "all files read" not in proc.stdout:
-        raise RuntimeError(f"wayline chat failed ({proc.returncode}): {proc.stderr[-1500:]}")
+    if proc.returncode != 0 or expect not in proc.stdout:
+        raise RuntimeError(f"{command[0]} failed ({proc.returncode}): {proc.stderr[-1500:]}")
     return seconds
 
 
@@ -134,17 +135,20 @@ def run(rounds: int = 20) -> list[dict[str, Any]]:
         workdir.mkdir()
         for i in range(2):
             (workdir / f"f{i}.txt").write_text(FILE_TEXT)
-        homes = {"plain": _home(tmp / "plain", ()), "plugins": _home(tmp / "plugins", PLUGINS)}
+        homes = {
+            "plain": write_home(tmp / "plain", ()),
+            "plugins": write_home(tmp / "plugins", PLUGINS),
+        }
         times: dict[str, list[float]] = {"plain": [], "plugins": []}
         with ModelServer(SCRIPT, tmp) as server:
             command = _command(server.base_url, workdir)
             for label in ("plain", "plugins"):
-                _run(command, homes[label])
+                timed_run(command, homes[label], "all files read")
             _check(homes["plain"], homes["plugins"])
             for index in range(rounds):
                 order = ("plain", "plugins") if index % 2 == 0 else ("plugins", "plain")
                 for label in order:
-                    times[label].append(_run(command, homes[label]))
+                    times[label].append(timed_run(command, homes[label], "all files read"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     ratios = sorted(p / q for p, q in zip(times["plugins"], times["plain"], strict=True))

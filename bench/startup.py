@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from bench.cli_session import timed_run, write_home
 
 ANSWER = "ready"
 SCRIPT: dict[str, Any] = {"model": "bench-model", "default": {"content": ANSWER}}
@@ -67,33 +66,6 @@ def _wayline(url: str, workdir: Path) -> list[str]:
     ]
 
 
-def _home(path: Path, plugins: tuple[str, ...]) -> Path:
-    path.mkdir(parents=True)
-    lines: list[str] = []
-    if plugins:
-        lines += [
-            "plugins:",
-            f"  enabled: [{', '.join(plugins)}]",
-            "  entries:",
-            "    observability/otel:",
-            "      exporter: file",
-            f"      file: {path / 'otel' / 'spans.jsonl'}",
-        ]
-    (path / "config.yaml").write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _run(command: list[str], home: Path) -> float:
-    """Wall seconds of one process (it must print the answer and exit 0)."""
-    env = {**os.environ, "WAYLINE_HOME": str(home), "WAYLINE_RELAY_ATOF_MODE": "overwrite"}
-    started = time.perf_counter()
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if proc.returncode != 0 or proc.stdout.strip() != ANSWER:
-        raise RuntimeError(f"{command[0]} failed ({proc.returncode}): {proc.stderr[-1500:]}")
-    return seconds
-
-
 def _check(traced: Path) -> None:
     """After the warm-up: the plugin arm wrote ATOF, ATIF and span files."""
     found = [str(p.relative_to(traced)) for p in traced.rglob("*") if p.is_file()]
@@ -117,9 +89,9 @@ def run(rounds: int = 15) -> list[dict[str, Any]]:
         plain_script = tmp / "plain_call.py"
         plain_script.write_text(PLAIN_SCRIPT)
         homes = {
-            "sdk": _home(tmp / "sdk", ()),
-            "plain": _home(tmp / "plain", ()),
-            "plugins": _home(tmp / "plugins", PLUGINS),
+            "sdk": write_home(tmp / "sdk", ()),
+            "plain": write_home(tmp / "plain", ()),
+            "plugins": write_home(tmp / "plugins", PLUGINS),
         }
         times: dict[str, list[float]] = {arm: [] for arm in homes}
         with ModelServer(SCRIPT, tmp) as server:
@@ -129,13 +101,13 @@ def run(rounds: int = 15) -> list[dict[str, Any]]:
                 "plugins": _wayline(server.base_url, workdir),
             }
             for arm in homes:
-                _run(commands[arm], homes[arm])
+                timed_run(commands[arm], homes[arm], ANSWER)
             _check(homes["plugins"])
             arms = list(homes)
             for index in range(rounds):
                 shift = index % len(arms)
                 for arm in arms[shift:] + arms[:shift]:
-                    times[arm].append(_run(commands[arm], homes[arm]))
+                    times[arm].append(timed_run(commands[arm], homes[arm], ANSWER))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sdk_s = statistics.median(times["sdk"])
