@@ -91,7 +91,8 @@ FIELDS: dict[Any, tuple[str, Any]] = {
     "max_retries": ("Retries allowed per call.", 3),
     "retryable": ("Whether another attempt follows.", True),
     ("api_request_error", "reason"): (
-        "Why it failed: `http_error`, `timeout`, `connection`….",
+        "Why it failed: `http_error`, `timeout`, `connection`…, or `interrupted` "
+        "(the turn was cancelled).",
         "http_error",
     ),
     "error": (
