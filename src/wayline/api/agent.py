@@ -171,12 +171,29 @@ class Agent:
                     function_tool.bind_loop(None)
 
     # -- lifetime -----------------------------------------------------------------------
+    def plugin(self, key: str) -> Any:
+        """The instance plugin ``key`` holds for this agent (its exporters, queues and files).
+
+        The bundled ``observability/relay`` and ``observability/otel`` have one per agent, with
+        ``drain()``/``force_flush()`` and ``stats()``; ``KeyError`` when the plugin is not
+        loaded, registered no instance, or the agent is closed.
+        """
+        found = self._runtime.manager.instance(key)
+        if found is None:
+            raise KeyError(f"no open instance of plugin {key!r} on this agent")
+        return found
+
     def close(self) -> None:
-        """Finalize the session (``on_session_finalize``); idempotent."""
+        """Finalize the session (``on_session_finalize``), then close the plugins' instances:
+        their threads, files and subscriptions are released and their records complete.
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
-        self._loop.finalize("shutdown")
+        try:
+            self._loop.finalize("shutdown")
+        finally:
+            self._runtime.manager.close_instances()
 
     def __enter__(self) -> Agent:
         return self

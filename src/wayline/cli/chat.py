@@ -130,6 +130,7 @@ def chat(
             code = _stopped(exc)
         finally:
             agent.finalize("shutdown")
+            agent.manager.close_instances()
         sys.exit(code)
     _repl(agent)
 
@@ -211,5 +212,6 @@ def _repl(agent: Any) -> None:
         code = _stopped(exc)
     finally:
         agent.finalize("shutdown")
+        agent.manager.close_instances()
     if code is not None:
         sys.exit(code)

@@ -165,6 +165,7 @@ def demo(base_url: str | None, model: str | None, api_key: str | None, keep: Pat
         with console.status("running the session…"):
             result = agent.run_turn(DEMO_PROMPT)
             agent.finalize("shutdown")
+            runtime.manager.close_instances()
     finally:
         if server is not None:
             server.stop()

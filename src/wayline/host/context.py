@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wayline.host.tools import ToolHandler
 
@@ -14,6 +15,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("wayline.plugins")
 
 
+class PluginInstance(Protocol):
+    """What a plugin hands to :meth:`PluginContext.register_instance`: its state for one host."""
+
+    def close(self) -> None:
+        """Release everything the instance holds (threads, files, subscriptions)."""
+
+
 @dataclass(slots=True)
 class Staged:
     """Registrations made by one ``register(ctx)`` call, applied only if it returns."""
@@ -21,6 +29,7 @@ class Staged:
     hooks: list[tuple[str, Any]] = field(default_factory=list)
     middleware: list[tuple[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    instance: PluginInstance | None = None
 
 
 class PluginContext:
@@ -30,10 +39,39 @@ class PluginContext:
     whose ``register`` raises halfway leaves nothing half-registered.
     """
 
-    def __init__(self, manifest: PluginManifest, config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        manifest: PluginManifest,
+        config: dict[str, Any] | None = None,
+        *,
+        home: Path | None = None,
+    ) -> None:
         self._manifest = manifest
         self._config = config or {}
+        self._home = home
         self.staged = Staged()
+
+    @property
+    def home(self) -> Path | None:
+        """The host's home (``Agent(home=...)`` or ``$WAYLINE_HOME``): where a plugin writes
+        its record unless its own configuration names another place (wayline extension;
+        Hermes' context has no such attribute, so read it with ``getattr(ctx, "home", None)``).
+        """
+        return self._home
+
+    def register_instance(self, instance: PluginInstance) -> None:
+        """Hand the host the object that holds this plugin's state for this host.
+
+        Wayline extension (look it up with ``getattr``: Hermes has one host per process and no
+        such call). The host calls ``instance.close()`` once when it closes (``Agent.close()``,
+        the end of ``wayline chat``, or the process exit if it was never closed), after the
+        session's ``on_session_finalize``, in reverse load order; ``Agent.plugin(key)`` returns
+        it. One instance per ``register(ctx)``; it must have a ``close()`` method.
+        """
+        _check_callable(getattr(instance, "close", None), "close() of the plugin instance")
+        if self.staged.instance is not None:
+            raise ValueError(f"plugin {self._manifest.key!r} registered a second instance")
+        self.staged.instance = instance
 
     @property
     def manifest(self) -> PluginManifest:

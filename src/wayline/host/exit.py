@@ -34,17 +34,25 @@ def _reconfiguring() -> bool:
 class _Sentinel(logging.Handler):
     def __init__(self, owner: ExitHook) -> None:
         super().__init__()
-        self._owner = owner
+        self._owner: ExitHook | None = owner
 
     def emit(self, record: logging.LogRecord) -> None:
         """Never receives records (it is attached to no logger)."""
 
+    def detach(self) -> None:
+        """Close without firing (the owner closed by itself)."""
+        self._owner = None
+        self.close()
+
     def close(self) -> None:
+        owner, self._owner = self._owner, None
         try:
-            if _reconfiguring():
-                self._owner._disarmed()
+            if owner is None:
+                pass
+            elif _reconfiguring():
+                owner._disarmed()
             else:
-                self._owner.fire()
+                owner.fire()
         finally:
             super().close()
 
@@ -93,6 +101,14 @@ class ExitHook:
     def _disarmed(self) -> None:
         with self._lock:
             self._sentinel = None
+
+    def disarm(self) -> None:
+        """Forget the exit: the owner closed by itself (its callback is not called later)."""
+        with self._lock:
+            sentinel, self._sentinel = self._sentinel, None
+        atexit.unregister(self.fire)
+        if sentinel is not None:
+            sentinel.detach()
 
     def fire(self) -> None:
         """Run the shutdown callback now."""

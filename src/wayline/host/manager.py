@@ -6,6 +6,7 @@ The runtime talks only to this object: ``hooks`` (the observer bus),
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.machinery
 import importlib.util
@@ -18,7 +19,7 @@ from typing import Any
 
 from wayline.host.bus import HookBus
 from wayline.host.config import YamlDoc, load_config, wayline_home
-from wayline.host.context import PluginContext
+from wayline.host.context import PluginContext, PluginInstance
 from wayline.host.manifest import (
     BUNDLED_DIR,
     ENTRY_POINT_GROUP,
@@ -43,6 +44,8 @@ class LoadedPlugin:
     hooks: list[str] = field(default_factory=list)
     middleware: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
+    instance: PluginInstance | None = None
+    """What the plugin's ``register(ctx)`` handed over with ``ctx.register_instance``."""
 
     def row(self) -> dict[str, Any]:
         """A ``wayline plugins list`` row."""
@@ -98,6 +101,7 @@ class PluginManager:
         self.missing: list[str] = []
         """Enabled names (config or caller) that matched no discovered plugin, sorted."""
         self._discovered = False
+        self._instances: list[tuple[str, PluginInstance]] = []
 
     # -- convenience passthroughs (the Hermes manager's names) ----------------------
     def has_hook(self, name: str) -> bool:
@@ -128,6 +132,7 @@ class PluginManager:
         if self._discovered and not force:
             return
         if force:
+            self.close_instances()
             self.hooks.clear()
             self.middleware.clear()
             self.tools.drop_plugin_tools()
@@ -196,7 +201,7 @@ class PluginManager:
         where = getattr(plugin_object, "__file__", None) or type(plugin_object).__module__
         manifest = PluginManifest(key=name, name=name, source="python", path=str(where))
         plugin = LoadedPlugin(manifest, enabled=True)
-        ctx = PluginContext(manifest, self.entry_config(name))
+        ctx = PluginContext(manifest, self.entry_config(name), home=self.home)
         register(ctx)
         self.apply(ctx, plugin)
         plugin.loaded = True
@@ -244,7 +249,7 @@ class PluginManager:
 
     def _load(self, plugin: LoadedPlugin) -> None:
         manifest = plugin.manifest
-        ctx = PluginContext(manifest, self.entry_config(manifest.key))
+        ctx = PluginContext(manifest, self.entry_config(manifest.key), home=self.home)
         try:
             module = self._import(manifest)
             register = getattr(module, "register", None)
@@ -292,10 +297,36 @@ class PluginManager:
             self.hooks.register(name, callback, key)
         for kind, callback in ctx.staged.middleware:
             self.middleware.register(kind, callback, key)
+        instance = ctx.staged.instance
+        if instance is not None:
+            if not self._instances:
+                atexit.register(self.close_instances)  # a host its caller never closed
+            self._instances.append((key, instance))
         if plugin is not None:
+            plugin.instance = instance
             plugin.tools = [t["name"] for t in ctx.staged.tools]
             plugin.hooks = _unique([h for h, _ in ctx.staged.hooks])
             plugin.middleware = _unique([k for k, _ in ctx.staged.middleware])
+
+    def instance(self, key: str) -> PluginInstance | None:
+        """The instance plugin ``key`` registered for this host, if any (and still open)."""
+        return next((obj for name, obj in self._instances if name == key), None)
+
+    def close_instances(self) -> None:
+        """Close every plugin instance of this host, last loaded first; idempotent.
+
+        An instance's ``close()`` is an observer's work: an ``Exception`` is logged and the
+        next instance still closes; ``BaseException`` propagates.
+        """
+        instances, self._instances = self._instances, []
+        if not instances:
+            return
+        atexit.unregister(self.close_instances)
+        for key, instance in reversed(instances):
+            try:
+                instance.close()
+            except Exception as exc:
+                log.warning("plugin %r: closing it failed: %r", key, exc, exc_info=exc)
 
     def list_plugins(self) -> list[dict[str, Any]]:
         """One row per discovered plugin."""

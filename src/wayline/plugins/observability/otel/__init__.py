@@ -21,32 +21,17 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wayline.host.exit import ExitHook
 from wayline.plugins.observability.otel.settings import OtelConfigError, load_settings
 
 if TYPE_CHECKING:
     from wayline.plugins.observability.otel.plugin import OtelPlugin
 
-__all__ = ["OtelConfigError", "current", "register", "shutdown"]
+__all__ = ["OtelConfigError", "register"]
 
 log = logging.getLogger("wayline.plugins.otel")
-_lock = threading.Lock()
-_state: dict[str, Any] = {}
-
-
-_exit_hook = ExitHook(lambda: shutdown(), name="observability/otel")
-
-
-def _install(plugin: OtelPlugin | None) -> None:
-    with _lock:
-        previous: OtelPlugin | None = _state.pop("plugin", None)
-        if plugin is not None:
-            _state["plugin"] = plugin
-    if previous is not None:
-        previous.shutdown()  # a re-registration (forced reload) replaces the old instance
 
 
 def _installed(module: str) -> bool:
@@ -57,29 +42,34 @@ def _installed(module: str) -> bool:
         return False
 
 
-def register(ctx: Any) -> None:
-    """Plugin entry point: build the pipeline from the settings and subscribe the hooks.
+def register(ctx: Any) -> OtelPlugin | None:
+    """Plugin entry point: build this host's instance from its settings and subscribe the hooks.
 
     A bad setting raises :class:`OtelConfigError` naming the field (the host reports it as
     the plugin's load error); a missing ``otel`` extra or ``exporter: none`` registers
-    nothing, so the agent pays nothing.
+    nothing, so the agent pays nothing. The ``file`` exporter writes under ``ctx.home``
+    (wayline's hosts) unless configured elsewhere. A host that takes the instance
+    (``ctx.register_instance``, wayline) closes it with itself; any other host (Hermes, one
+    per process) has it closed at the process exit. Returns the instance, if one was built.
     """
     config = getattr(ctx, "config", None)
-    settings = load_settings(config if isinstance(config, dict) else None)
+    home = getattr(ctx, "home", None)
+    settings = load_settings(
+        config if isinstance(config, dict) else None, home=Path(home) if home else None
+    )
     if not settings.enabled or settings.exporter == "none":
         log.info(
             "observability/otel: disabled (enabled=%s, exporter=%s)",
             settings.enabled,
             settings.exporter,
         )
-        _install(None)
-        return
+        return None
     if not _installed("opentelemetry.sdk"):
         log.warning(
             "observability/otel: OpenTelemetry is not installed; install 'wayline[otel]' to "
             "record spans — the plugin registers nothing"
         )
-        return
+        return None
     grpc = settings.exporter == "otlp" and settings.protocol == "grpc"
     if grpc and not _installed("opentelemetry.exporter.otlp.proto.grpc"):
         raise OtelConfigError(
@@ -89,21 +79,12 @@ def register(ctx: Any) -> None:
     from wayline.plugins.observability.otel.plugin import create
 
     plugin = create(settings)
-    _install(plugin)
-    for name, callback in plugin.hooks(arming=_exit_hook.arming).items():
+    register_instance = getattr(ctx, "register_instance", None)
+    if callable(register_instance):
+        register_instance(plugin)
+    else:
+        plugin.close_at_exit()
+    for name, callback in plugin.hooks().items():
         ctx.register_hook(name, callback)
-    _exit_hook.arm()
     log.debug("observability/otel registered (exporter=%s)", settings.exporter)
-
-
-def current() -> OtelPlugin | None:
-    """The registered instance, if any (tests, the CLI and benches flush or inspect it)."""
-    return _state.get("plugin")
-
-
-def shutdown() -> None:
-    """End open spans, export what is left (bounded by ``shutdown_timeout_ms``), stop threads."""
-    with _lock:
-        plugin: OtelPlugin | None = _state.pop("plugin", None)
-    if plugin is not None:
-        plugin.shutdown()
+    return plugin

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from wayline.host.exit import ExitHook
 from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.otel.hooks import HOOKS
 from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
@@ -53,6 +54,7 @@ class OtelPlugin:
         self._lock = threading.Lock()
         self._parts: tuple[Pipeline, OtelObserver] | None = None
         self._closed = False
+        self._exit: ExitHook | None = None
         self.queue = HookQueue(label=KEY) if settings.async_hooks else None
         if self.queue is None:
             self._build()  # hooks run on the caller's thread: build now, fail at load
@@ -96,17 +98,19 @@ class OtelPlugin:
         handle.__name__ = handle.__qualname__ = name
         return handle
 
-    def hooks(
-        self, arming: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
-    ) -> dict[str, Callable[..., Any]]:
+    def close_at_exit(self) -> None:
+        """For hosts that never close their plugins (Hermes): shut down at the process exit."""
+        self._exit = ExitHook(self.shutdown, name=KEY)
+        self._exit.arm()
+
+    def hooks(self) -> dict[str, Callable[..., Any]]:
         """Hook name → host callback, an OBSERVER that fails open.
 
         With ``async_hooks`` (the default) each callback only queues its payload for the
         shared hook thread (see ``hookqueue``); with ``force_flush_on_session_end`` a
         session's finalize/reset also waits (bounded by ``flush_timeout_ms``) until its spans
-        are ended and exported (otherwise the exit does both). ``arming`` wraps the
-        session start and end callbacks (the plugin's exit hook re-arms there:
-        :meth:`wayline.host.ExitHook.arming`).
+        are ended and exported (otherwise the host's close or the exit does both). With an
+        exit hook (:meth:`close_at_exit`) the session start and end callbacks re-arm it.
         """
         hooks = {name: self._handler(name) for name in HOOKS}
         queue = self.queue
@@ -116,9 +120,9 @@ class OtelPlugin:
             for name, callback in hooks.items():
                 wait_s = timeout_s if name in waits else None
                 hooks[name] = queue.wrap(name, callback, wait_s=wait_s)
-        if arming is not None:
+        if self._exit is not None:
             for name in ("on_session_start", "on_session_end"):
-                hooks[name] = arming(hooks[name])
+                hooks[name] = self._exit.arming(hooks[name])
         return hooks
 
     def drain(self, timeout_s: float = 5.0) -> bool:
@@ -151,11 +155,19 @@ class OtelPlugin:
             stats["hook_failures"] = self.queue.failures
         return stats
 
+    def close(self) -> None:
+        """The host closes: :meth:`shutdown`."""
+        self.shutdown()
+
     def shutdown(self) -> None:
-        """End open spans (``incomplete``), export what is left (bounded), stop threads."""
-        if self._closed:
-            return
-        self._closed = True
+        """End open spans (``incomplete``), export what is left (bounded), stop threads;
+        idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._exit is not None:
+            self._exit.disarm()
         if self.queue is not None:
             self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
         parts = self._parts

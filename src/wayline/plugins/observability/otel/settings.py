@@ -147,7 +147,9 @@ def _interpolate(headers: dict[str, str], env: Mapping[str, str]) -> dict[str, s
     return {k: _VAR.sub(sub, v) for k, v in headers.items()}
 
 
-def _home(env: Mapping[str, str]) -> Path:
+def _home(env: Mapping[str, str], host_home: Path | None) -> Path:
+    if host_home is not None:
+        return host_home
     home = env.get("WAYLINE_HOME") or env.get("HERMES_HOME")
     return Path(home).expanduser() if home else Path.home() / ".wayline"
 
@@ -158,9 +160,16 @@ def _env_int(env: Mapping[str, str], name: str, current: int, minimum: int = 0) 
 
 
 def load_settings(
-    config: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    home: Path | None = None,
 ) -> OtelSettings:
-    """Resolve the settings; raises :class:`OtelConfigError` naming the bad field."""
+    """Resolve the settings; raises :class:`OtelConfigError` naming the bad field.
+
+    ``home``: the host's home, where the ``file`` exporter writes unless ``file`` or
+    ``WAYLINE_OTEL_FILE`` names another file (``None``: ``$WAYLINE_HOME``, ``~/.wayline``).
+    """
     env = os.environ if env is None else env
     cfg = dict(config or {})
     unknown = sorted(set(cfg) - _KEYS - {"allow_tool_override"})
@@ -190,7 +199,7 @@ def load_settings(
         else:
             values[key] = value
     settings = OtelSettings(**{**_field_defaults(), **values})
-    return _apply_env(settings, env, explicit_exporter="exporter" in values)
+    return _apply_env(settings, env, explicit_exporter="exporter" in values, home=home)
 
 
 def _field_defaults() -> dict[str, Any]:
@@ -198,7 +207,9 @@ def _field_defaults() -> dict[str, Any]:
     return {k: getattr(d, k) for k in _KEYS}
 
 
-def _apply_env(s: OtelSettings, env: Mapping[str, str], *, explicit_exporter: bool) -> OtelSettings:
+def _apply_env(
+    s: OtelSettings, env: Mapping[str, str], *, explicit_exporter: bool, home: Path | None
+) -> OtelSettings:
     changes: dict[str, Any] = {}
     endpoint_env = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get(
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -234,7 +245,7 @@ def _apply_env(s: OtelSettings, env: Mapping[str, str], *, explicit_exporter: bo
     changes["protocol"] = protocol
     file = Path(env["WAYLINE_OTEL_FILE"]).expanduser() if env.get("WAYLINE_OTEL_FILE") else s.file
     if file is None:
-        file = _home(env) / "otel" / "spans.jsonl"
+        file = _home(env, home) / "otel" / "spans.jsonl"
     changes["file"] = file
     changes["metrics_file"] = s.metrics_file or file.with_name(f"{file.stem}.metrics.jsonl")
     if env.get("OTEL_SERVICE_NAME"):

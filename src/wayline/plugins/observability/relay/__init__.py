@@ -14,9 +14,12 @@ finds it through the ``hermes_agent.plugins`` entry point ``wayline_relay``
 (``hermes plugins enable wayline_relay``); ``docs/hermes.md`` lists the host
 differences absorbed here and in the observer.
 
-Every open scope is closed when the process ends: at ``atexit``, and also when
-``logging.shutdown()`` runs, because Hermes' one-shot mode (``hermes -z``) and its exit
-watchdog leave through ``os._exit``, which skips ``atexit`` but calls
+One :class:`RelayPlugin` per host: its files go under the host's home, and its relay
+subscription delivers only its own events, so any number of agents in one process each keep
+their own record. A wayline host closes the instance with itself (``Agent.close()``); in a
+host without that (Hermes) every open scope is closed when the process ends: at ``atexit``,
+and also when ``logging.shutdown()`` runs, because Hermes' one-shot mode (``hermes -z``) and
+its exit watchdog leave through ``os._exit``, which skips ``atexit`` but calls
 ``logging.shutdown()`` first.
 """
 
@@ -39,10 +42,9 @@ if TYPE_CHECKING:
     from wayline.plugins.observability.relay.handlers import RelayHandlers
     from wayline.plugins.observability.relay.observer import RelayObserver
 
-log = logging.getLogger("wayline.plugins.relay")
+__all__ = ["RelayPlugin", "register"]
 
-_state_lock = threading.Lock()
-_state: dict[str, Any] = {}
+log = logging.getLogger("wayline.plugins.relay")
 
 WAIT_S = 30.0
 """Longest wait of a session's end, and of shutdown, for the hook thread (a huge final ATIF)."""
@@ -114,9 +116,6 @@ def _host_agent(ctx: Any) -> tuple[str, str | None]:
         version = getattr(sys.modules.get("hermes_cli"), "__version__", None)
         return "Hermes Agent", str(version or "unknown")
     return "wayline", None
-
-
-_exit_hook = ExitHook(lambda: _shutdown(), name="observability/relay")
 
 
 class _OncePerCall:
@@ -195,50 +194,114 @@ class _SdkShaped:
         return self._inner(**{**kw, "next_call": next_call})
 
 
-class _Handlers:
-    """The plugin's :class:`RelayHandlers`, built on first use.
+class RelayPlugin:
+    """The plugin's state for one host: settings, observer and exporters, hook queue.
 
-    With queued hooks that is on the hook thread, which runs a session's first hook at once:
-    the relay observer and ATIF builder are then imported while the agent waits for its
-    first model reply, neither on its start-up path nor at a session's end. Thread-safe;
-    built at most once.
+    Built by :func:`register` for each host (two agents in one process have two, each with its
+    own files, and neither sees the other's events). The observer and its exporters are
+    built on first use: with queued hooks that is on the hook thread, at the session's first
+    hook, while the agent waits for its first model reply. :meth:`close` releases everything.
     """
 
-    def __init__(self, settings: RelaySettings, managed: bool) -> None:
+    def __init__(self, settings: RelaySettings) -> None:
         self.settings = settings
-        self.managed = managed
-        self.built: RelayHandlers | None = None
+        self.managed = settings.adaptive_mode is not None
+        self.queue: HookQueue | None = None
+        if settings.async_hooks and not self.managed:
+            _check_outputs(settings)  # what building would reject fails the plugin's load here
+            self.queue = HookQueue(label="observability/relay")
+        self._built: RelayHandlers | None = None
         self._lock = threading.Lock()
+        self._closed = False
+        self._exit: ExitHook | None = None
+        if self.queue is None:
+            self.handlers()  # hooks run on the calling thread: build now, fail at load
 
-    def get(self) -> RelayHandlers:
-        """The handlers, built now if this is their first use."""
+    def handlers(self) -> RelayHandlers:
+        """The observer and exporters, built now if this is their first use (thread-safe)."""
         with self._lock:
-            if self.built is None:
+            if self._built is None:
                 from wayline.plugins.observability.relay.handlers import RelayHandlers
 
-                self.built = RelayHandlers(self.settings, managed=self.managed)
-            return self.built
+                self._built = RelayHandlers(self.settings, managed=self.managed)
+            return self._built
 
-    def callback(self, hook: str) -> Any:
+    def _callback(self, hook: str) -> Any:
         """The observer's callback for ``hook``, looked up when it runs."""
 
         def handle(**payload: Any) -> None:
-            built = self.built or self.get()
+            built = self._built or self.handlers()
             built.callbacks[hook](**payload)
 
         handle.__name__ = handle.__qualname__ = hook
         return handle
 
+    def hooks(self) -> dict[str, Any]:
+        """Hook name -> host callback (OBSERVERS): queued unless hooks run synchronously."""
+        ends = _EndWaits(
+            self.settings.atif is not None and self.settings.atif.subagent_export_mode == "all"
+        )
+        hooks: dict[str, Any] = {}
+        for hook in HOOKS:
+            callback = self._callback(hook)
+            if self.queue is not None:
+                callback = ends.wrap(self.queue, hook, callback)
+            if self._exit is not None and hook in ("on_session_start", "on_session_end"):
+                callback = self._exit.arming(callback)
+            hooks[hook] = callback
+        return hooks
 
-def _shutdown() -> None:
-    with _state_lock:
-        handlers: _Handlers | None = _state.pop("handlers", None)
-        queue: HookQueue | None = _state.pop("queue", None)
-    # Queued hooks first (later ones run inline), so the files end as the host left them.
-    if queue is not None and not queue.close(WAIT_S):
-        log.warning("observability/relay: hooks still queued after %.0f s at exit", WAIT_S)
-    if handlers is not None and handlers.built is not None:
-        handlers.built.close()
+    def middleware(self) -> dict[str, Any]:
+        """Managed (adaptive) mode's execution middleware, run with this instance's route."""
+        if not self.managed:
+            return {}
+        from wayline.plugins.observability.relay.managed import ManagedExecution
+
+        handlers = self.handlers()
+        execution = ManagedExecution(handlers.observer, str(self.settings.adaptive_mode))
+        emitting = handlers.route.emitting
+        return {
+            "llm_execution": _SdkShaped(emitting(execution.llm_execution)),
+            "tool_execution": _OncePerCall(emitting(execution.tool_execution)),
+        }
+
+    def close_at_exit(self) -> None:
+        """For hosts that never close their plugins (Hermes): close at the process exit."""
+        self._exit = ExitHook(self.close, name="observability/relay")
+        self._exit.arm()
+
+    def drain(self, timeout_s: float = WAIT_S) -> bool:
+        """Wait (bounded) until every hook received so far is in the files; True if so."""
+        return True if self.queue is None else self.queue.drain(timeout_s)
+
+    def stats(self) -> dict[str, int]:
+        """``hooks_pending`` (still queued) and ``hook_failures`` of this instance's hooks."""
+        queue = self.queue
+        if queue is None:
+            return {"hooks_pending": 0, "hook_failures": 0}
+        return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
+
+    @property
+    def observer(self) -> RelayObserver:
+        """The observer, once every queued hook has reached it (tests close sessions with it)."""
+        self.drain()
+        return self.handlers().observer
+
+    def close(self) -> None:
+        """Run what is queued, close every open session (ATIF written), flush and close the
+        ATOF file and stream sinks, and drop the relay subscription; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            built = self._built
+        # Queued hooks first (later ones run inline), so the files end as the host left them.
+        if self.queue is not None and not self.queue.close(WAIT_S):
+            log.warning("observability/relay: hooks still queued after %.0f s at close", WAIT_S)
+        if self._exit is not None:
+            self._exit.disarm()
+        if built is not None:
+            built.close()
 
 
 def _check_outputs(settings: RelaySettings) -> None:
@@ -252,73 +315,38 @@ def _check_outputs(settings: RelaySettings) -> None:
             check_headers(sink.headers, sink.header_env)
 
 
-def register(ctx: Any) -> None:
-    """Plugin entry point: start the ATOF exporter, subscribe the hooks (and middleware).
+def register(ctx: Any) -> RelayPlugin:
+    """Plugin entry point: build this host's instance and subscribe its hooks (and middleware).
 
+    Files go under ``ctx.home`` (wayline's hosts) unless configured elsewhere. A host that
+    takes the instance (``ctx.register_instance``, wayline) closes it with itself; for any
+    other host (Hermes, one per process) it closes at the process exit. Returns the instance.
     Where the observer runs: on the shared hook thread (async hooks, the default; see
     ``hookqueue``), or on the calling thread (``*_ASYNC_HOOKS=0``, and always in managed
     mode, whose middleware runs the real calls inside relay's spans).
     """
     agent_name, agent_version = _host_agent(ctx)
-    settings: RelaySettings = load_settings(agent_name=agent_name, agent_version=agent_version)
-    _shutdown()  # a re-registration (force reload) replaces the previous instance
-    managed = settings.adaptive_mode is not None
-    handlers = _Handlers(settings, managed)
-    queue: HookQueue | None = None
-    if settings.async_hooks and not managed:
-        queue = HookQueue(label="observability/relay")
-        _check_outputs(settings)  # what building would reject fails the plugin's load here
+    home = getattr(ctx, "home", None)
+    settings: RelaySettings = load_settings(
+        agent_name=agent_name,
+        agent_version=agent_version,
+        home=Path(home) if home is not None else None,
+    )
+    plugin = RelayPlugin(settings)
+    register_instance = getattr(ctx, "register_instance", None)
+    if callable(register_instance):
+        register_instance(plugin)
     else:
-        handlers.get()  # hooks run on the calling thread: build now
-    with _state_lock:
-        _state["handlers"] = handlers
-        _state["queue"] = queue
-    ends = _EndWaits(settings.atif is not None and settings.atif.subagent_export_mode == "all")
-    for hook in HOOKS:
-        callback = handlers.callback(hook)
-        if queue is not None:
-            callback = ends.wrap(queue, hook, callback)
-        if hook in ("on_session_start", "on_session_end"):
-            callback = _exit_hook.arming(callback)
+        plugin.close_at_exit()
+    for hook, callback in plugin.hooks().items():
         ctx.register_hook(hook, callback)
-    if managed:
-        from wayline.plugins.observability.relay.managed import ManagedExecution
-
-        execution = ManagedExecution(handlers.get().observer, str(settings.adaptive_mode))
-        ctx.register_middleware("llm_execution", _SdkShaped(execution.llm_execution))
-        ctx.register_middleware("tool_execution", _OncePerCall(execution.tool_execution))
-    _exit_hook.arm()
+    for kind, middleware in plugin.middleware().items():
+        ctx.register_middleware(kind, middleware)
     log.debug(
         "observability/relay registered (atof=%s, atif=%s, managed=%s, hook thread=%s)",
         settings.atof,
         settings.atif,
-        managed,
-        queue is not None,
+        plugin.managed,
+        plugin.queue is not None,
     )
-
-
-def drain(timeout_s: float = WAIT_S) -> bool:
-    """Wait (bounded) until every hook received so far is in the files; True if so."""
-    queue: HookQueue | None = _state.get("queue")
-    return True if queue is None else queue.drain(timeout_s)
-
-
-def stats() -> dict[str, int]:
-    """``hooks_pending`` (still queued) and ``hook_failures`` of the hook thread."""
-    queue: HookQueue | None = _state.get("queue")
-    if queue is None:
-        return {"hooks_pending": 0, "hook_failures": 0}
-    return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
-
-
-def current_observer() -> RelayObserver | None:
-    """The active observer of this process, once every queued hook has reached it (tests use
-    it to close sessions explicitly)."""
-    drain()
-    handlers: _Handlers | None = _state.get("handlers")
-    return None if handlers is None else handlers.get().observer
-
-
-def shutdown() -> None:
-    """Close every open session, write ATIF, flush and close the ATOF file."""
-    _shutdown()
+    return plugin

@@ -1,8 +1,19 @@
-"""The relay plugin's observer and the exporters it feeds, as one unit the plugin owns."""
+"""The relay plugin's observer and the exporters it feeds, as one unit one plugin instance owns.
+
+Relay's subscriber registry is process-wide, as in NeMo Relay, and so is every event it
+emits: with two agents in one process, a subscriber registered the plain way would see both
+agents' events. So each instance registers one subscriber under its own name, an
+:class:`EventRoute`, that delivers only the events its own observer emitted: the observer's
+callbacks run with the route set in a context variable, and an event is emitted
+synchronously inside them, on their thread. Its ATOF file, stream sinks and its sessions'
+ATIF exporters are the route's targets.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from wayline import relay
@@ -12,38 +23,93 @@ from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.plugin import atof_exporter, stream_exporter
 
+__all__ = ["ATOF_NAME", "EventRoute", "RelayHandlers"]
+
+log = logging.getLogger("wayline.plugins.relay")
+
 ATOF_NAME = "wayline.relay.atof"
+
+_EMITTING: ContextVar[EventRoute | None] = ContextVar("wayline_relay_emitting", default=None)
+"""The route of the observer whose callback is running on this thread, if any."""
+
+
+class EventRoute:
+    """One plugin instance's relay subscriber: its own events, to its own exporters.
+
+    Kind: OBSERVER. :meth:`__call__` runs on the thread that emitted the event (the hook
+    thread, or the agent's thread with synchronous hooks or managed execution) and must not
+    block; a target that raises is logged once per target name and skipped.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._targets: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+        self._failed: set[str] = set()
+
+    def add(self, name: str, target: Callable[[Any], Any]) -> None:
+        """Deliver this instance's events to ``target`` too (a new tuple: reads need no lock)."""
+        self._targets = (*(t for t in self._targets if t[0] != name), (name, target))
+
+    def remove(self, name: str) -> None:
+        """Stop delivering to the target ``name``."""
+        self._targets = tuple(t for t in self._targets if t[0] != name)
+
+    def __call__(self, event: Any) -> None:
+        if _EMITTING.get() is not self:
+            return  # another agent's event, or one emitted outside any plugin
+        for name, target in self._targets:
+            try:
+                target(event)
+            except Exception:
+                if name not in self._failed:
+                    self._failed.add(name)
+                    log.exception("relay exporter %r failed; skipping the event", name)
+
+    def emitting(self, callback: Callable[..., Any]) -> Callable[..., Any]:
+        """``callback`` run with this route as the emitter of the events it causes."""
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            token = _EMITTING.set(self)
+            try:
+                return callback(*args, **kwargs)
+            finally:
+                _EMITTING.reset(token)
+
+        call.__name__ = call.__qualname__ = getattr(callback, "__name__", "emitting")
+        return call
 
 
 class RelayHandlers:
-    """The observer (its hook callbacks) and the ATOF subscriber it feeds."""
+    """The observer (its hook callbacks), its event route and the exporters it feeds."""
 
     def __init__(self, settings: RelaySettings, *, managed: bool = False) -> None:
+        self.route = EventRoute(f"{ATOF_NAME}@{id(self):x}")
         atof = settings.atof
         self.exporter = atof_exporter(atof) if atof is not None else None
         if self.exporter is not None:
-            if managed:  # relay records the raw payloads of managed calls: redact them here
-                relay.subscribers.register(ATOF_NAME, redacting(self.exporter.export))
-            else:
-                self.exporter.register(ATOF_NAME)
+            # Managed calls record raw payloads inside relay: redact them on the way out.
+            export = redacting(self.exporter.export) if managed else self.exporter.export
+            self.route.add(ATOF_NAME, export)
         # Stream sinks send from their own threads.
         self.streams = [stream_exporter(sink) for sink in settings.streams]
         for i, stream in enumerate(self.streams):
-            export = redacting(stream.export) if managed else stream.export
-            relay.subscribers.register(f"{ATOF_NAME}.stream.{i}", export)
-        self.observer = RelayObserver(settings, managed=managed)
+            self.route.add(
+                f"{ATOF_NAME}.stream.{i}", redacting(stream.export) if managed else stream.export
+            )
+        self.observer = RelayObserver(settings, route=self.route, managed=managed)
+        relay.subscribers.register(self.route.name, self.route)
+        emitting = self.route.emitting
         self.callbacks: Mapping[str, Callable[..., Any]] = {
-            hook: getattr(self.observer, hook) for hook in HOOKS
+            hook: emitting(getattr(self.observer, hook)) for hook in HOOKS
         }
 
-    def close(self, timeout_s: float = 0.0) -> None:
-        """End every open session (ATIF written), then flush and close the ATOF file."""
+    def close(self) -> None:
+        """End every open session (ATIF written), then flush and close the files."""
         try:
-            self.observer.close_all()
+            self.route.emitting(self.observer.close_all)()
         finally:
+            relay.subscribers.deregister(self.route.name)
             if self.exporter is not None:
-                relay.subscribers.deregister(ATOF_NAME)
                 self.exporter.shutdown()
-            for i, stream in enumerate(self.streams):
-                relay.subscribers.deregister(f"{ATOF_NAME}.stream.{i}")
+            for stream in self.streams:
                 stream.shutdown()

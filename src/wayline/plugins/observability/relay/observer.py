@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wayline import relay
 from wayline.plugins.observability.relay.payload import (
@@ -52,6 +52,9 @@ from wayline.relay.atif.files import SubagentMode
 from wayline.relay.atif.model import AGENT_METADATA_KEY
 from wayline.relay.jsonfmt import read_only
 
+if TYPE_CHECKING:
+    from wayline.plugins.observability.relay.handlers import EventRoute
+
 log = logging.getLogger("wayline.plugins.relay")
 
 
@@ -74,9 +77,14 @@ class Session:
 class RelayObserver:
     """Turns observer hooks into relay scopes, spans and marks; writes ATIF per session."""
 
-    def __init__(self, settings: RelaySettings, *, managed: bool = False) -> None:
+    def __init__(
+        self, settings: RelaySettings, *, route: EventRoute | None = None, managed: bool = False
+    ) -> None:
         self.settings = settings
         self.managed = managed
+        # Where this observer's sessions' ATIF exporters subscribe: the plugin instance's
+        # route (only its own events), or relay's registry for an observer used on its own.
+        self.route = route
         self._lock = threading.RLock()
         self.sessions: dict[str, Session] = {}
         self._pending_children: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -141,10 +149,12 @@ class RelayObserver:
                 sess.atif_name = f"wayline.relay.atif.{session_id}"
                 # Subscribe before the start event would be emitted is impossible (the
                 # scope exists now), so feed the exporter the start of its own scope first.
-                if self.managed:  # managed calls' events carry raw payloads
-                    relay.subscribers.register(sess.atif_name, redacting(sess.atif.on_event))
+                # Managed calls' events carry raw payloads.
+                on_event = redacting(sess.atif.on_event) if self.managed else sess.atif.on_event
+                if self.route is not None:
+                    self.route.add(sess.atif_name, on_event)
                 else:
-                    sess.atif.register(sess.atif_name)
+                    relay.subscribers.register(sess.atif_name, on_event)
                 self._replay_start(sess)
             self.sessions[session_id] = sess
             return sess
@@ -238,7 +248,10 @@ class RelayObserver:
         relay.scope.close_detached(sess.handle, output=output)
         self.write_atif(sess)
         if sess.atif is not None:
-            sess.atif.deregister(sess.atif_name)
+            if self.route is not None:
+                self.route.remove(sess.atif_name)
+            else:
+                relay.subscribers.deregister(sess.atif_name)
 
     def _end_dangling(self, session_id: str | None) -> None:
         # Spans the host never ended (crash paths, a host that skips post hooks, a

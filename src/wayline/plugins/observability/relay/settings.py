@@ -1,9 +1,10 @@
 """Configuration of ``observability/relay``: env vars under two prefixes, plus plugins.toml.
 
 ``WAYLINE_RELAY_<NAME>`` wins over Hermes' ``HERMES_NEMO_RELAY_<NAME>``. With neither
-set, ATOF and ATIF are written under ``$WAYLINE_HOME/relay/`` (enabling the plugin is the
-opt-in); ``*_ATOF_ENABLED=0`` / ``*_ATIF_ENABLED=0`` switch an exporter off, and
-``*_ASYNC_HOOKS=0`` makes the hooks write on the calling thread.
+set, ATOF and ATIF are written under ``<home>/relay/``, where home is the host's
+(``Agent(home=)``, else ``$WAYLINE_HOME``; enabling the plugin is the opt-in);
+``*_ATOF_ENABLED=0`` / ``*_ATIF_ENABLED=0`` switch an exporter off, and ``*_ASYNC_HOOKS=0``
+makes the hooks write on the calling thread.
 """
 
 from __future__ import annotations
@@ -99,14 +100,16 @@ def _template(default: str) -> str:
     return value
 
 
-def _home() -> Path:
+def _home(host_home: Path | None) -> Path:
+    if host_home is not None:
+        return host_home
     home = os.environ.get("WAYLINE_HOME") or os.environ.get("HERMES_HOME")
     return Path(home).expanduser() if home else Path.home() / ".wayline"
 
 
 @dataclass(frozen=True, slots=True)
 class RelaySettings:
-    """Resolved exporter settings for one process."""
+    """Resolved exporter settings of one plugin instance (one host)."""
 
     atof: AtofSettings | None
     atif: AtifSettings | None
@@ -125,13 +128,18 @@ class RelaySettings:
 
 
 def load_settings(
-    *, agent_name: str = DEFAULT_AGENT_NAME, agent_version: str | None = None
+    *,
+    agent_name: str = DEFAULT_AGENT_NAME,
+    agent_version: str | None = None,
+    home: Path | None = None,
 ) -> RelaySettings:
     """Env fallbacks, skipped where a valid plugins.toml owns the exporter (as in Hermes).
 
     ``agent_name``/``agent_version`` are the ATIF defaults when the env does not set them
     (the plugin passes the host's name and version, e.g. ``Hermes Agent``); no version
-    means wayline's own (:func:`wayline_version`).
+    means wayline's own (:func:`wayline_version`). ``home``: the host's home, where the
+    files go unless an output directory is configured (``None``: ``$WAYLINE_HOME``,
+    ``$HERMES_HOME``, ``~/.wayline``).
     """
     toml: PluginsToml | None = None
     toml_error: str | None = None
@@ -142,7 +150,7 @@ def load_settings(
         except PluginsTomlError as exc:
             toml_error = str(exc)
             log.error("observability/relay: %s; using the environment settings instead", exc)
-    base = _home() / "relay"
+    base = _home(home) / "relay"
     atof: AtofSettings | None = None
     atif: AtifSettings | None = None
     toml_owns = toml is not None and toml.observability_enabled
