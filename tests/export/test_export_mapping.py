@@ -10,10 +10,10 @@ from export_support import NOT_RECORDED, json_spans, tree
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from wayline.plugins.observability.otel.offline import OfflineExport, export_settings
-from wayline.plugins.observability.otel.recorded import atif_hooks, atof_hooks
 from wayline.plugins.observability.otel.settings import load_settings
 from wayline.relay.atof_reader import iter_events
+from wayline.trajectory.otlp.offline import OfflineExport, export_settings
+from wayline.trajectory.otlp.recorded import atif_hooks, atof_hooks
 
 
 def exported(calls: Any, seed: str = "s") -> list[dict[str, Any]]:

@@ -59,12 +59,12 @@ def _settings(
 ) -> Any:
     """The otel plugin's settings (config.yaml section, OTEL_* variables) with the flags on top."""
     from wayline.host.config import ConfigError, load_config
-    from wayline.plugins.observability.otel.offline import export_settings
     from wayline.plugins.observability.otel.settings import (
         SECTION,
         OtelConfigError,
         load_settings,
     )
+    from wayline.trajectory.otlp.offline import export_settings
 
     try:
         doc = load_config()
@@ -86,7 +86,7 @@ def _settings(
 
 def _calls(path: Path, kind: str) -> tuple[str, Any]:
     """The id seed and the hook calls of one file."""
-    from wayline.plugins.observability.otel.recorded import atif_hooks, atof_hooks
+    from wayline.trajectory.otlp.recorded import atif_hooks, atof_hooks
 
     if kind == "atif":
         from wayline.trajectory.load import TrajectoryError, load_trajectory
@@ -143,7 +143,7 @@ def otlp(
     headers = _headers(header)
     files = _files(paths)
     settings = _settings(endpoint, protocol, headers, metrics)
-    from wayline.plugins.observability.otel.offline import OfflineExport
+    from wayline.trajectory.otlp.offline import OfflineExport
 
     try:
         run = OfflineExport.build(settings)

@@ -22,9 +22,9 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from wayline.plugins.observability.otel.observer import OtelObserver
 from wayline.plugins.observability.otel.pipeline import Pipeline, build_pipeline
-from wayline.plugins.observability.otel.recorded import HookCall
 from wayline.plugins.observability.otel.settings import OtelSettings
 from wayline.relay.clock import pin, pinned_ns
+from wayline.trajectory.otlp.recorded import HookCall
 
 __all__ = ["OfflineExport", "SessionIds", "export_settings"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from wayline.plugins.observability.otel.recorded import HookCall, answer_counts, response_and_usage
+from wayline.trajectory.otlp.recorded import HookCall, answer_counts, response_and_usage
 
 __all__ = ["trajectory_hooks"]
 

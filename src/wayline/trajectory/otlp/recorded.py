@@ -200,6 +200,6 @@ def atif_hooks(document: Mapping[str, Any]) -> Iterator[HookCall]:
     An ATIF file keeps less than ATOF: turn ids are the user steps' positions, attempt ids
     the agent steps', and a call's times come from the step's recorded invocation.
     """
-    from wayline.plugins.observability.otel.recorded_atif import trajectory_hooks
+    from wayline.trajectory.otlp.recorded_atif import trajectory_hooks
 
     yield from trajectory_hooks(document)
