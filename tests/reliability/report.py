@@ -139,6 +139,18 @@ def _rows(full: bool) -> list[Row]:
         Row("6 concurrency (64 calls, 16 subagents): deadlocks", keys=_concurrency("deadlock")),
         Row("6 concurrency: lost events", keys=_concurrency("lost")),
         Row("6 concurrency: misparented events (ATOF + OTel)", keys=_concurrency("misparented")),
+        *(
+            Row(
+                f"8 many agents, {n} {mode}: sessions lost, misrouted, in the default home",
+                keys=tuple(
+                    f"many_agents_{mode}_{n}_{k}" for k in ("lost", "misrouted", "default_home")
+                ),
+            )
+            for mode in ("threads", "asyncio")
+            for n in ((2, 16, 64) if full else (2, 16))
+        ),
+        Row("8 many agents: threads left after agents closed in turn", "many_agents_threads_left"),
+        Row("8 many agents: open files left after agents closed in turn", "many_agents_files_left"),
         Row("7 security: plugins imported without being enabled", "security_not_enabled"),
         Row("7 security: project plugins loaded without the opt-in", "security_project"),
         Row(

@@ -1,12 +1,10 @@
-"""ATIF file text (encoded afresh at each write), the live exporter's copies, background
-refreshes."""
+"""ATIF file text (encoded afresh at each write), the live exporter's copies, snapshots."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,6 @@ from hypothesis import strategies as st
 from wayline import relay
 from wayline.relay.atif import AtifExporter, TrajectoryBuilder, render_trajectory
 from wayline.relay.atif.jsontext import trajectory_text
-from wayline.relay.atif.refresh import Refresher
 
 
 def _reference(value: Any) -> str:
@@ -128,11 +125,11 @@ def test_exporter_maps_events_from_many_threads(tmp_path: Path) -> None:
     assert sum(1 for step in steps if step["source"] == "agent") == 80
 
 
-def test_refresh_writes_in_the_background_and_write_supersedes_it(
+def test_snapshot_is_not_flushed_and_write_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """refresh() writes soon on another thread, a snapshot not flushed to disk (no fsync);
-    a later write() leaves the final state, flushed to disk."""
+    """snapshot() writes the running trajectory without fsync; write() leaves the final
+    state, flushed to disk."""
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
@@ -143,80 +140,12 @@ def test_refresh_writes_in_the_background_and_write_supersedes_it(
     for event in atof.events:
         exporter.on_event(event)
     target = tmp_path / "trajectory-s.json"
-    exporter.refresh(tmp_path, interval=0.05)
-    deadline = time.monotonic() + 5
-    while not target.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    exporter.snapshot(tmp_path)
     assert json.loads(target.read_text())["steps"][-1]["message"] == "hello"
     assert synced == []
     atof.llm(agent, [{"role": "user", "content": "again"}], "bye")
     for event in atof.events[-2:]:
         exporter.on_event(event)
-    exporter.refresh(tmp_path, interval=60)  # due in a minute: write() must not wait for it
     exporter.write(tmp_path)
     assert json.loads(target.read_text())["steps"][-1]["message"] == "bye"
     assert len(synced) == 1
-
-
-def test_refresher_coalesces_requests_within_an_interval() -> None:
-    """Requests for one key inside its interval merge into one run of the latest job."""
-    refresher = Refresher()
-    runs: list[str] = []
-    done = threading.Event()
-
-    def job(name: str) -> Any:
-        def run() -> None:
-            runs.append(name)
-            done.set()
-
-        return run
-
-    refresher.schedule("k", job("first"), 10.0)
-    assert done.wait(5)
-    done.clear()
-    for name in ("a", "b", "c"):
-        refresher.schedule("k", job(name), 0.2)
-    assert refresher.pending("k")
-    assert done.wait(5)
-    time.sleep(0.3)
-    assert runs == ["first", "c"]
-    refresher.schedule("k", job("dropped"), 10.0)
-    refresher.cancel("k")
-    assert not refresher.pending("k")
-
-
-def test_refresher_waits_longer_after_a_slow_job() -> None:
-    """A key whose last job took d seconds runs again no sooner than COST_FACTOR * d after it
-    started, even when its interval is shorter (refreshing stays a small share of a core)."""
-    from wayline.relay.atif.refresh import COST_FACTOR
-
-    refresher = Refresher()
-    started: list[float] = []
-    done = threading.Event()
-
-    def slow() -> None:
-        started.append(time.monotonic())
-        time.sleep(0.05)
-        done.set()
-
-    refresher.schedule("k", slow, 0.01)
-    assert done.wait(5)
-    done.clear()
-    time.sleep(0.1)  # the job has finished and recorded its duration
-    refresher.schedule("k", slow, 0.01)
-    assert done.wait(10)
-    assert started[1] - started[0] >= 0.05 * COST_FACTOR * 0.95
-
-
-def test_refresher_delay_holds_a_job_that_a_cancel_then_drops() -> None:
-    """A job scheduled with a delay waits for it; cancelling meanwhile (the session's final
-    write) drops it, so it never runs."""
-    refresher = Refresher()
-    runs: list[str] = []
-    done = threading.Event()
-    refresher.schedule("k", lambda: runs.append("late"), 0.0, delay=60.0)
-    assert refresher.pending("k")
-    refresher.cancel("k")
-    refresher.schedule("other", done.set, 0.0)  # the thread is alive and runs what is due
-    assert done.wait(5)
-    assert runs == [] and not refresher.pending("k")

@@ -44,7 +44,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from wayline.host.bus import QueuedObserver
@@ -109,6 +109,10 @@ class HookThread:
         self.ran = 0
         self.memos = Memos()  # sanitizer memos of the thread (the history repeats per call)
         self.snapshots = Snapshots()  # what hook calls queue: copies of what may change
+        # Work a callback asked for later (a live ATIF snapshot): key -> (due, item). It runs
+        # when the thread would otherwise sleep, so it never delays a hook, and one key
+        # coalesces however often it is asked for.
+        self.later: dict[Hashable, tuple[float, Item]] = {}
 
     def _full(self) -> bool:
         return len(self.items) >= min(BATCH_MAX, self.limit)
@@ -157,9 +161,15 @@ class HookThread:
             elif items:
                 break
             else:
+                due = self._due_later()
+                if due:
+                    items.extend(due)
+                    self.queued += len(due)
+                    break
                 self.state = "idle"
                 self.rested = True
-                self.has_items.wait()
+                soonest = min((when for when, _ in self.later.values()), default=None)
+                self.has_items.wait(None if soonest is None else soonest - time.monotonic())
         self.state = "running"
         self.rested = False
         batch = self.batch = list(items)
@@ -182,6 +192,29 @@ class HookThread:
                         self.ran += 1
                         if self.waiters:
                             self.progress.notify_all()
+
+    def _due_later(self) -> list[Item]:
+        """Take the later work that is due (called with the lock held, the queue empty)."""
+        now = time.monotonic()
+        keys = [key for key, (when, _) in self.later.items() if when <= now]
+        return [self.later.pop(key)[1] for key in keys]
+
+    def put_later(self, key: Hashable, item: Item, due: float) -> None:
+        """Run ``item`` once the thread is idle and ``due`` (monotonic) has passed; a second
+        request for ``key`` before then replaces the first (at the sooner of the two times)."""
+        with self.lock:
+            earlier = self.later.get(key)
+            self.later[key] = (min(due, earlier[0]) if earlier else due, item)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+                self.thread.start()
+            elif self.state == "idle":
+                self.has_items.notify()  # it sleeps until its soonest work: that may be sooner
+
+    def cancel_later(self, key: Hashable) -> None:
+        """Forget ``key``'s later work (its owner did it itself)."""
+        with self.lock:
+            self.later.pop(key, None)
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every item queued before this call has run (at most ``timeout_s``)."""
@@ -206,6 +239,8 @@ class HookThread:
         """Mark ``queue`` closed; its producers waiting for room run their hooks inline."""
         with self.lock:
             queue.closed = True
+            for key in [k for k, (_, item) in self.later.items() if item[0] is queue]:
+                del self.later[key]  # its owner writes for itself when it closes
             self.progress.notify_all()
 
     def pending(self, queue: HookQueue) -> int:
@@ -222,6 +257,7 @@ class HookThread:
         self.waiters = self.urgent = 0
         self.items.clear()
         self.batch, self.ran = [], 0
+        self.later.clear()
         self.thread = None
         self.state = "idle"
         self.rested = True
@@ -320,6 +356,20 @@ class HookQueue:
                 exc,
                 exc_info=exc,
             )
+
+    def later(self, key: Hashable, job: Callable[[], Any], delay_s: float) -> None:
+        """Run ``job()`` on the hook thread when it is idle, no sooner than ``delay_s`` from
+        now; asking again for ``key`` before then replaces the job. After :meth:`close` the
+        job runs at once on the calling thread. Kind: OBSERVER (failures are logged)."""
+        item: Item = (self, job, {}, time.time_ns(), "<later>")
+        if self.closed:
+            self.run(item, Memos())
+            return
+        self._thread.put_later((id(self), key), item, time.monotonic() + delay_s)
+
+    def cancel_later(self, key: Hashable) -> None:
+        """Forget the later job of ``key`` (its owner did the work itself)."""
+        self._thread.cancel_later((id(self), key))
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every callback queued so far has run (at most ``timeout_s``); True if so.

@@ -17,14 +17,13 @@ from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import JsonDict
-from wayline.relay.atif.refresh import refresher
 from wayline.relay.events import MarkEvent, ScopeEvent
 from wayline.relay.jsonfmt import JsonText, dumps
 
 _log = logging.getLogger("wayline.relay.atif")
 
 REFRESH_INTERVAL = 1.0
-"""Seconds between two background refreshes of one exporter's file(s)."""
+"""Seconds between two live snapshots of one session's file(s) (the plugin's schedule)."""
 
 PENDING_LIMIT = 4096
 """Queued event texts past which the emitting thread maps them itself."""
@@ -87,7 +86,7 @@ class AtifExporter:
 
     The subscriber callback (:meth:`on_event`) is an OBSERVER: it may run on any emitting thread
     and only takes the event's ATOF text (a snapshot); the text is mapped when the trajectory is
-    next needed (:meth:`export`, :meth:`write`, a background :meth:`refresh`), so the emitting
+    next needed (:meth:`export`, :meth:`write`, a :meth:`snapshot`), so the emitting
     thread does not pay for parsing and mapping. An ``Exception`` while mapping an event is
     logged once and the event is skipped; ``BaseException`` propagates.
     """
@@ -225,11 +224,7 @@ class AtifExporter:
         filename_template: str = DEFAULT_FILENAME_TEMPLATE,
         subagents: SubagentMode = "embedded",
     ) -> list[Path]:
-        """Write the trajectory as atomic ATIF file(s) (see ``TrajectoryWriter``); returns paths.
-
-        A pending :meth:`refresh` is dropped: this write is at least as recent.
-        """
-        refresher.cancel(self)
+        """Write the trajectory as atomic ATIF file(s) (see ``TrajectoryWriter``); returns paths."""
         return self._write(Path(directory), filename_template, subagents)
 
     def _write(
@@ -242,29 +237,16 @@ class AtifExporter:
             self._drain_locked()
             return writer.write(self._root())
 
-    def refresh(
+    def snapshot(
         self,
         directory: str | os.PathLike[str],
         *,
         filename_template: str = DEFAULT_FILENAME_TEMPLATE,
         subagents: SubagentMode = "embedded",
-        interval: float = REFRESH_INTERVAL,
-        delay: float = 0.0,
-    ) -> None:
-        """Rewrite the file(s) soon, on a background thread, at most once per ``interval`` s
-        and no sooner than ``delay`` s from now (a :meth:`write` meanwhile supersedes it).
-
-        For snapshots of a running session (e.g. after each turn): the file is rewritten whole,
-        so doing it on every call would cost time growing with the session. End the session
-        with :meth:`write`. Errors are logged once (the refresh is an observer's work).
-        """
-        target = Path(directory)
-
-        def job() -> None:
-            # A snapshot: the session's final write() flushes to disk, this one need not.
-            self._write(target, filename_template, subagents, durable=False)
-
-        refresher.schedule(self, job, interval, delay=delay)
+    ) -> list[Path]:
+        """:meth:`write` for a running session: atomic, but not flushed to disk (the session's
+        final :meth:`write` is). The file is rewritten whole, so its caller decides how often."""
+        return self._write(Path(directory), filename_template, subagents, durable=False)
 
     def clear(self) -> None:
         """Forget every event received so far."""

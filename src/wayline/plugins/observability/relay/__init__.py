@@ -223,7 +223,7 @@ class RelayPlugin:
             if self._built is None:
                 from wayline.plugins.observability.relay.handlers import RelayHandlers
 
-                self._built = RelayHandlers(self.settings, managed=self.managed)
+                self._built = RelayHandlers(self.settings, later=self.queue, managed=self.managed)
             return self._built
 
     def _callback(self, hook: str) -> Any:

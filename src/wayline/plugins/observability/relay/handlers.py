@@ -18,7 +18,7 @@ from typing import Any
 
 from wayline import relay
 from wayline.plugins.observability.relay.hooks import HOOKS
-from wayline.plugins.observability.relay.observer import RelayObserver
+from wayline.plugins.observability.relay.observer import Later, RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.plugin import atof_exporter, stream_exporter
@@ -82,7 +82,9 @@ class EventRoute:
 class RelayHandlers:
     """The observer (its hook callbacks), its event route and the exporters it feeds."""
 
-    def __init__(self, settings: RelaySettings, *, managed: bool = False) -> None:
+    def __init__(
+        self, settings: RelaySettings, *, later: Later | None = None, managed: bool = False
+    ) -> None:
         self.route = EventRoute(f"{ATOF_NAME}@{id(self):x}")
         atof = settings.atof
         self.exporter = atof_exporter(atof) if atof is not None else None
@@ -96,7 +98,7 @@ class RelayHandlers:
             self.route.add(
                 f"{ATOF_NAME}.stream.{i}", redacting(stream.export) if managed else stream.export
             )
-        self.observer = RelayObserver(settings, route=self.route, managed=managed)
+        self.observer = RelayObserver(settings, route=self.route, later=later, managed=managed)
         relay.subscribers.register(self.route.name, self.route)
         emitting = self.route.emitting
         self.callbacks: Mapping[str, Callable[..., Any]] = {

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wayline import relay
 from wayline.plugins.observability.relay.payload import (
@@ -55,6 +57,21 @@ from wayline.relay.jsonfmt import read_only
 if TYPE_CHECKING:
     from wayline.plugins.observability.relay.handlers import EventRoute
 
+COST_FACTOR = 20.0
+"""A session's next live snapshot waits at least this many times what its last one took, so
+rewriting a long session's file whole never takes more than about 5% of the hook thread."""
+
+
+class Later(Protocol):
+    """Where an observer's later work runs (the plugin's hook queue)."""
+
+    def later(self, key: Hashable, job: Callable[[], Any], delay_s: float) -> None:
+        """Run ``job`` when the thread is idle, ``delay_s`` or more from now."""
+
+    def cancel_later(self, key: Hashable) -> None:
+        """Forget the later job of ``key``."""
+
+
 log = logging.getLogger("wayline.plugins.relay")
 
 
@@ -72,19 +89,29 @@ class Session:
     closed: bool = False
     children: list[str] = field(default_factory=list)
     turns: set[str] = field(default_factory=set)
+    snapshot_at: float | None = None
+    """When the last live snapshot of the ATIF file started (monotonic), and what it cost."""
+    snapshot_cost: float = 0.0
 
 
 class RelayObserver:
     """Turns observer hooks into relay scopes, spans and marks; writes ATIF per session."""
 
     def __init__(
-        self, settings: RelaySettings, *, route: EventRoute | None = None, managed: bool = False
+        self,
+        settings: RelaySettings,
+        *,
+        route: EventRoute | None = None,
+        later: Later | None = None,
+        managed: bool = False,
     ) -> None:
         self.settings = settings
         self.managed = managed
         # Where this observer's sessions' ATIF exporters subscribe: the plugin instance's
         # route (only its own events), or relay's registry for an observer used on its own.
         self.route = route
+        # Live ATIF snapshots run here when the hook thread is idle (None: at once).
+        self.later: Later | None = later
         self._lock = threading.RLock()
         self.sessions: dict[str, Session] = {}
         self._pending_children: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -207,29 +234,44 @@ class RelayObserver:
     def write_atif(self, sess: Session, *, soon: bool = False) -> None:
         """Write the session's trajectory file(s) atomically (no-op without ATIF).
 
-        ``soon``: a snapshot of a running session, rewritten in the background at most once
-        a second (the whole file is rewritten, so per-turn writes would grow with the session)
-        and a second after it is asked for: a session that finalizes meanwhile (a one-shot)
-        is written once, by its finalize, instead of twice.
+        ``soon``: a live snapshot of a running session, written when the hook thread is idle,
+        a second or more after it is asked for (at least :data:`COST_FACTOR` times what the
+        last snapshot took, since the whole file is rewritten): a session that finalizes
+        meanwhile (a one-shot) is written once, by its final write.
         """
+        if sess.atif is None or self.settings.atif is None:
+            return
+        key = ("atif", sess.session_id)
+        later = self.later
+        if not soon:
+            if later is not None:
+                later.cancel_later(key)
+            self._write(sess, final=True)
+        elif later is None:
+            self._write(sess, final=False)
+        else:
+            delay = REFRESH_INTERVAL
+            if sess.snapshot_at is not None:
+                wait = max(REFRESH_INTERVAL, sess.snapshot_cost * COST_FACTOR)
+                delay = max(delay, sess.snapshot_at + wait - time.monotonic())
+            later.later(key, lambda: self._write(sess, final=False), delay)
+
+    def _write(self, sess: Session, *, final: bool) -> None:
         atif = self.settings.atif
-        if sess.atif is None or atif is None:
+        if atif is None or sess.atif is None or (sess.closed and not final):
             return
         directory = atif.output_directory
         template = atif.filename_template
         subagents: SubagentMode = "all" if atif.subagent_export_mode == "all" else "embedded"
+        started = time.monotonic()
         try:
-            if soon:
-                sess.atif.refresh(
-                    directory,
-                    filename_template=template,
-                    subagents=subagents,
-                    delay=REFRESH_INTERVAL,
-                )
-            else:
+            if final:
                 sess.atif.write(directory, filename_template=template, subagents=subagents)
+            else:
+                sess.atif.snapshot(directory, filename_template=template, subagents=subagents)
         except ValueError as exc:  # a trajectory with no steps yet is not a valid ATIF file
             log.debug("ATIF for %s not written yet: %s", sess.session_id, exc)
+        sess.snapshot_at, sess.snapshot_cost = started, time.monotonic() - started
 
     def close(self, session_id: str, output: dict[str, Any] | None = None) -> None:
         """End a session scope (once), write its ATIF, stop its exporter."""
