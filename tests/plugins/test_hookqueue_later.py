@@ -84,3 +84,38 @@ def test_a_running_session_has_a_live_atif_file(tmp_path: Path) -> None:
         finally:
             agent.close()
     assert '"hello"' in path.read_text() or "hello" in path.read_text()
+
+
+def test_a_base_exception_ends_the_thread_and_a_new_one_runs_the_rest() -> None:
+    """An observer's ``BaseException`` is not swallowed: it ends the hook thread (Python's
+    thread excepthook sees it), and the hooks queued after it still run, on a new thread."""
+
+    class Abort(BaseException):
+        """A plugin's own BaseException."""
+
+    thread = HookThread()
+    queue = HookQueue(label="abort", thread=thread)
+    seen: list[BaseException] = []
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: seen.append(args.exc_value)  # type: ignore[assignment,misc,arg-type]
+    ran: list[int] = []
+    try:
+        hold = threading.Event()
+        queue.put("h", lambda: hold.wait(10), {})
+
+        def abort() -> None:
+            raise Abort
+
+        queue.put("h", abort, {})
+        queue.put("h", lambda: ran.append(1), {})
+        first = thread.thread
+        hold.set()
+        assert queue.drain(10)
+        assert first is not None
+        first.join(10)  # its excepthook call comes after the hooks it handed over
+    finally:
+        threading.excepthook = old_hook
+    assert ran == [1]
+    assert thread.thread is not first
+    assert [type(e) for e in seen] == [Abort]
+    assert queue.failures == 0

@@ -33,8 +33,9 @@ and a dropped ``post_*`` hook misparents what follows. The limit is far above wh
 produces while one observer call runs, so an agent only waits when an exporter is stuck on
 the thread (a full disk, say).
 
-Every callback here is an OBSERVER: an exception is logged once per (queue, hook, exception
-type) and counted; the thread goes on. Callbacks treat their payloads as read-only.
+Every callback here is an OBSERVER: an ``Exception`` is logged once per (queue, hook,
+exception type) and counted; the thread goes on. A ``BaseException`` propagates and ends the
+thread (Python reports it); the hooks after it are run by a new thread. Callbacks treat their payloads as read-only.
 """
 
 from __future__ import annotations
@@ -180,18 +181,34 @@ class HookThread:
         return batch
 
     def _run(self) -> None:
-        while True:
-            with self.lock:
-                batch = self._next_batch()
-            for item in batch:
-                try:
-                    item[0].run(item, self.memos)
-                finally:
-                    with self.lock:
-                        self.done += 1
-                        self.ran += 1
-                        if self.waiters:
-                            self.progress.notify_all()
+        try:
+            while True:
+                with self.lock:
+                    batch = self._next_batch()
+                for item in batch:
+                    try:
+                        item[0].run(item, self.memos)
+                    finally:
+                        with self.lock:
+                            self.done += 1
+                            self.ran += 1
+                            if self.waiters:
+                                self.progress.notify_all()
+        finally:
+            self._ended()
+
+    def _ended(self) -> None:
+        """A ``BaseException`` ended the thread (it propagates, as for any observer): the rest
+        of its batch goes back to the front of the queue and a new thread takes over."""
+        with self.lock:
+            self.items.extendleft(reversed(self.batch[self.ran :]))
+            self.batch, self.ran = [], 0
+            self.state, self.rested = "idle", True
+            self.thread = None
+            if self.items or self.later:
+                self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+                self.thread.start()
+            self.progress.notify_all()
 
     def _due_later(self) -> list[Item]:
         """Take the later work that is due (called with the lock held, the queue empty)."""
@@ -339,7 +356,7 @@ class HookQueue:
             if has_unsanitized(payload):
                 resolve_payload(payload, memos)
             callback(**payload)
-        except BaseException as exc:  # even SystemExit: nobody above the thread could act on it
+        except Exception as exc:
             self._failed(hook, exc)
         finally:
             pin(None)
