@@ -36,11 +36,13 @@ from wayline.testing import _wire
 from wayline.testing._script_parse import FaultSpec, ResponseSpec
 from wayline.testing.script import RequestView, Script, ScriptSource, Selection, load_script
 
-__all__ = ["RecordedRequest", "ScriptedServer"]
+__all__ = ["LISTEN_BACKLOG", "RecordedRequest", "ScriptedServer"]
 
 _logger = logging.getLogger(__name__)
 
 _MAX_BODY = 32 * 1024 * 1024
+#: The listen backlog: connections the kernel queues before the server accepts them.
+LISTEN_BACKLOG = 1024
 _MALFORMED = b'{"id": "chatcmpl-malformed", "object": "chat.completion", "choices": ['
 
 
@@ -269,6 +271,10 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    # socketserver's default backlog of 5 refuses (or drops the SYNs of) most of a burst of
+    # simultaneous connects, such as many agents starting at once; the kernel caps this at
+    # its own limit (net.core.somaxconn on Linux).
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], owner: ScriptedServer) -> None:
         self.owner = owner
