@@ -322,4 +322,4 @@ def test_the_sdk_client_exists_before_the_first_turn(home: Path) -> None:
     from wayline.api.build import AgentSpec, build_agent
 
     _, loop = build_agent(AgentSpec(home=home, model="m", base_url="http://127.0.0.1:9/v1"))
-    assert loop.provider._io is not None
+    assert loop.provider._lanes.idle_count == 1

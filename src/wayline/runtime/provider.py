@@ -5,29 +5,26 @@ every failed attempt is visible as an ``api_request_error`` hook. This module
 classifies failures (status, retryable, reason) and normalises responses,
 streaming or not, into one shape.
 
-Requests go through the SDK's async client on one I/O thread per provider (an asyncio loop),
-while the calling thread waits for the result: that wait ends the moment the turn is
-cancelled, and cancelling the request's task closes its HTTP response and connection, so the
-server sees the client go away. A blocking request on a sync client could only be abandoned.
+Requests go through the SDK's async client, each on an event loop run by the calling thread
+(:mod:`wayline.runtime.lanes`): a cancelled turn cancels the request's task, which closes its
+HTTP response and connection, so the server sees the client go away.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
-import logging
 import random
 import threading
 import weakref
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from wayline.contract.errors import ControlRejected
 from wayline.contract.ids import new_tool_call_id
-from wayline.runtime.cancel import TurnInterrupted, on_cancel
-
-log = logging.getLogger("wayline.runtime")
+from wayline.runtime.cancel import TurnInterrupted
+from wayline.runtime.lanes import ClientFactory, LanePool
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,32 +170,27 @@ def backoff_delay(cfg: ProviderConfig, retry_count: int, retry_after: float | No
 
 
 class Provider:
-    """Makes single Chat Completions attempts; thread-safe (one SDK client, shared).
+    """Makes single Chat Completions attempts; thread-safe.
 
-    Calls from any number of threads share the client, its connection pool and the I/O
-    thread. :meth:`close` ends them; a provider that is garbage-collected unclosed closes
-    its client and stops its I/O thread too.
+    Each call runs on its calling thread, on a lane (an event loop and an SDK async client)
+    taken from the provider's pool for the call: calls from any number of threads run side
+    by side, and a thread that calls again reuses a lane and its connection
+    (:mod:`wayline.runtime.lanes`). :meth:`close` ends them; a provider that is
+    garbage-collected unclosed closes its clients too.
     """
 
     def __init__(self, cfg: ProviderConfig) -> None:
         self.cfg = cfg
-        self._io: _IoThread | None = None
-        self._lock = threading.Lock()
-
-    def _channel(self) -> _IoThread:
-        io = self._io
-        if io is None:
-            with self._lock:
-                io = self._io
-                if io is None:
-                    io = self._io = _IoThread(self.cfg)
-                    weakref.finalize(self, io.shutdown)
-        return io
+        self._lanes = LanePool(ClientFactory(cfg.base_url, cfg.api_key or "wayline", cfg.timeout))
+        weakref.finalize(self, self._lanes.close)
 
     def client(self) -> Any:
-        """The SDK's async client, created (with the I/O thread) on first use, so
-        ``import openai`` stays off the start of commands that make no model call."""
-        return self._channel().client
+        """An SDK async client of the provider, built now if none is idle, so ``import
+        openai`` stays off the start of commands that make no model call and a first model
+        call does not pay for it."""
+        lane = self._lanes.take()
+        self._lanes.give(lane)
+        return lane.client
 
     def build_request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -217,93 +209,30 @@ class Provider:
     def call(self, request: dict[str, Any], cancel: threading.Event | None = None) -> Any:
         """One attempt; returns the raw SDK response or raises :class:`ProviderError`.
 
-        Blocks the calling thread until the answer arrives. When ``cancel`` is set meanwhile,
-        or the wait itself is interrupted (Ctrl-C), the request is cancelled on the I/O
-        thread, which closes its connection, and this raises :class:`TurnInterrupted` (or
-        the interrupting exception) at once.
+        Blocks the calling thread until the answer arrives. When ``cancel`` is set meanwhile
+        (from any thread), the request's task is cancelled, which closes its connection, and
+        this raises :class:`TurnInterrupted`; Ctrl-C does the same and then propagates.
         """
-        io = self._channel()
-        future = asyncio.run_coroutine_threadsafe(_attempt(io.client, request), io.loop)
-        stop_waiting = on_cancel(cancel, future.cancel)
+        lane = self._lanes.take()
         try:
-            return future.result()
-        except concurrent.futures.CancelledError:
+            return lane.run(partial(_attempt, request=request), cancel)
+        except asyncio.CancelledError:
             raise TurnInterrupted("the model request was cancelled") from None
         except ProviderError:
             raise
         except Exception as exc:
             raise classify(exc) from exc
-        except BaseException:
-            future.cancel()
-            raise
         finally:
-            stop_waiting()
+            self._lanes.give(lane)
 
     def close(self) -> None:
-        """Close the client's connections and stop the I/O thread; idempotent. A later call
-        starts a fresh client and thread."""
-        with self._lock:
-            io, self._io = self._io, None
-        if io is not None:
-            io.shutdown(wait=True)
-
-
-class _IoThread:
-    """The SDK client and the asyncio loop, on a daemon thread, where its requests run."""
-
-    def __init__(self, cfg: ProviderConfig) -> None:
-        import openai
-
-        self.client: Any = openai.AsyncOpenAI(
-            base_url=cfg.base_url,
-            api_key=cfg.api_key or "wayline",
-            max_retries=0,
-            timeout=cfg.timeout,
-        )
-        self.loop = asyncio.new_event_loop()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="wayline-provider-io", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            self.loop.close()
-
-    def shutdown(self, wait: bool = False) -> None:
-        """Cancel what still runs, close the client on its loop, then stop the loop. Safe
-        from any thread (a garbage collector's too); ``wait`` joins the thread."""
-        if self._stopping:
-            return
-        self._stopping = True
-        try:
-            self.loop.call_soon_threadsafe(self._begin_shutdown)
-        except RuntimeError:  # the loop is closed already
-            return
-        if wait and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=5)
-
-    def _begin_shutdown(self) -> None:
-        self.loop.create_task(self._close())
-
-    async def _close(self) -> None:
-        current = asyncio.current_task()
-        pending = [t for t in asyncio.all_tasks() if t is not current]
-        for task in pending:
-            task.cancel()
-        try:
-            await asyncio.gather(*pending, return_exceptions=True)
-            await self.client.close()
-        except Exception:  # a connection that will not close cleanly is dropped anyway
-            log.debug("closing the provider's client failed", exc_info=True)
-        finally:
-            self.loop.stop()
+        """Cancel the calls in flight and close the clients' connections; idempotent. A
+        later call builds a fresh client."""
+        self._lanes.close()
 
 
 async def _attempt(client: Any, request: dict[str, Any]) -> Any:
-    """The request on the I/O loop; a cancelled task closes the HTTP response it holds."""
+    """The request on a lane's loop; a cancelled task closes the HTTP response it holds."""
     kwargs = _sdk_kwargs(request)
     if kwargs.get("stream"):
         stream = await client.chat.completions.create(**kwargs)
