@@ -145,6 +145,9 @@ class Agent:
     async def arun(self, text: str) -> TurnResult:
         """:meth:`run` without blocking the event loop; async tools run on this loop.
 
+        The turn runs on a thread of its own (not the loop's default executor), so any
+        number of agents awaited at once run their turns side by side.
+
         Cancelling the awaiting task (``task.cancel()``, ``asyncio.wait_for``) cancels the
         turn: the model request in flight is closed, ``async def`` tools are cancelled,
         built-in tools stop, and a sync tool still running is abandoned to finish on its
@@ -158,7 +161,29 @@ class Agent:
         # Cleared here, not on the worker: a cancel that comes before the worker starts
         # must still stop the turn.
         self._loop.cancel.clear()
-        worker = loop.run_in_executor(None, self._run, text)
+        # A thread of its own, not the loop's default executor: that pool is bounded
+        # (min(32, cores + 4) workers), so many agents awaited at once would take turns.
+        worker: asyncio.Future[TurnResult] = loop.create_future()
+
+        def deliver(setter: Callable[[Any], object], value: Any) -> None:
+            def settle() -> None:
+                if not worker.done():
+                    setter(value)
+
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop closed without waiting: nobody awaits the turn
+                pass
+
+        def turn() -> None:
+            try:
+                result = self._run(text)
+            except BaseException as exc:  # handed to the awaiting task
+                deliver(worker.set_exception, exc)
+            else:
+                deliver(worker.set_result, result)
+
+        threading.Thread(target=turn, name="wayline-turn", daemon=True).start()
         try:
             return await asyncio.shield(worker)
         except asyncio.CancelledError:
