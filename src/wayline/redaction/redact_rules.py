@@ -72,24 +72,41 @@ def _lit(prefix: str, rest: str, before: str = "A-Za-z0-9") -> str:
     return f"{escaped}(?:(?<![{before}]{escaped})|{after_escape(escaped)}){rest}"
 
 
-_PEM = re.compile(
-    r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----"
-    r"(?:(?P<body>[\s\S]*?)(?P<end>-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----)"
-    r"|[A-Za-z0-9+/=\s\\:,.\-]*)"
-)
-
-
-def _pem_replacer(match: re.Match[str]) -> str:
-    kind = match.group("kind")
-    block = match.group("block") or ""
-    head = f"-----BEGIN {kind}PRIVATE KEY{block}-----"
-    if match.group("end") is None:  # unterminated (e.g. cut by a length bound): redact the rest
-        return head + REDACTED
-    return f"{head}{REDACTED}-----END {kind}PRIVATE KEY{block}-----"
+_PEM_HEAD = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-]*")  # an unterminated key: its base64 lines
 
 
 def _pem_apply(text: str) -> str:
-    return _PEM.sub(_pem_replacer, text)
+    """Each private key block from its BEGIN line to its END line (or, unterminated, to the end
+    of its base64 body), with the head and foot kept. The END after each BEGIN is searched for
+    once per text, not once per BEGIN: hostile text of many BEGINs and no END stays linear."""
+    out: list[str] = []
+    pos = 0
+    end: re.Match[str] | None = None
+    no_end_from = len(text) + 1  # no END line starts at or after this index
+    while (head := _PEM_HEAD.search(text, pos)) is not None:
+        after = head.end()
+        if after >= no_end_from:
+            end = None
+        elif end is None or end.start() < after:
+            end = _PEM_END.search(text, after)
+            if end is None:
+                no_end_from = after
+        kind = head.group("kind")
+        block = head.group("block") or ""
+        out.append(text[pos : head.start()])
+        out.append(f"-----BEGIN {kind}PRIVATE KEY{block}-----{REDACTED}")
+        if end is not None:
+            out.append(f"-----END {kind}PRIVATE KEY{block}-----")
+            pos = end.end()
+        else:
+            body = _PEM_BODY.match(text, after)
+            pos = body.end() if body is not None else after
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # A PEM block in base64 (kubeconfig "client-key-data:", Helm values, env vars): the encoded

@@ -406,6 +406,10 @@ def adversarial(size: int) -> dict[str, str]:
         "repeated token: ": "token: ",
         "separators": ":=:=\"'\\",
         "BEGIN without END": "-----BEGIN RSA PRIVATE KEY-----\n",
+        # each BEGIN stops at a character no key body holds: a search for END per BEGIN
+        # would read the rest of the text each time
+        "BEGIN, token with _": "-----BEGIN PRIVATE KEY-----\nabc_def\n",
+        "BEGIN, token with @": "-----BEGIN PRIVATE KEY-----user@host ",
         "quotes after keys": 'secret="',
         "auth schemes": "Authorization: Bearer ",
         "url userinfo": "https://u:p",
