@@ -72,9 +72,9 @@ def _setup_relay(out: Path, ctx: Ctx) -> Callable[[], None]:
     )
     from wayline.plugins.observability import relay
 
-    relay.register(ctx)
-    relay.current_observer()  # built on the first hook otherwise: not timed, as for Hermes
-    return relay.shutdown
+    plugin = relay.register(ctx)
+    plugin.observer  # noqa: B018 - built on the first hook otherwise: not timed, as for Hermes
+    return plugin.close
 
 
 def _setup_hermes(out: Path, ctx: Ctx) -> Callable[[], None]:
@@ -112,12 +112,11 @@ def _setup_otel(out: Path, ctx: Ctx) -> Callable[[], None]:
     )
     from wayline.plugins.observability import otel
 
-    otel.register(ctx)
-    plugin = otel.current()
+    plugin = otel.register(ctx)
     if plugin is None:
         raise RuntimeError("observability/otel did not start (OpenTelemetry missing?)")
     plugin.pipeline  # noqa: B018 - built on the first hook otherwise: not timed, as for Hermes
-    return otel.shutdown
+    return plugin.shutdown
 
 
 def _setup_plain(out: Path, ctx: Ctx) -> Callable[[], None]:

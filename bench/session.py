@@ -133,8 +133,6 @@ def run(
 ) -> list[dict[str, Any]]:
     """Measure both arms; returns the suite row."""
     from bench.model_server import ModelServer
-    from wayline.plugins.observability import otel as otel_plugin
-    from wayline.plugins.observability import relay as relay_plugin
     from wayline.runtime import build_runtime
 
     tmp = Path(tempfile.mkdtemp(prefix="wayline-bench-session-"))
@@ -168,7 +166,7 @@ def run(
         missing = set(plugins) - loaded
         if missing:
             raise RuntimeError(f"plugins failed to load: {sorted(missing)}")
-        otel = otel_plugin.current()
+        otel: Any = traced.manager.instance("observability/otel")
         arms: tuple[tuple[str, Any], ...] = (("plain", plain), ("plugins", traced))
         for _, runtime in arms:  # warm up imports, connection pools, caches
             _session(runtime, workdir, 3)
@@ -182,8 +180,7 @@ def run(
                     otel.force_flush()
                 times[label].append(time.perf_counter() - t0)
                 agent_cpu[label].append(time.process_time() - c0)
-        relay_plugin.shutdown()
-        otel_plugin.shutdown()
+        traced.manager.close_instances()
     ratios = sorted(p / q for p, q in zip(times["plugins"], times["plain"], strict=True))
     ratio = statistics.median(ratios)
     return [

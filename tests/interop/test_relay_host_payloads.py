@@ -21,6 +21,7 @@ from interop_support import atof_fingerprint, relay_env
 from wayline.host.context import PluginContext
 from wayline.host.manager import PluginManager
 from wayline.plugins.observability import relay as relay_plugin
+from wayline.plugins.observability.relay import RelayPlugin
 from wayline.relay.atof import read_events
 
 MODEL = "scripted-model"
@@ -34,7 +35,7 @@ SCHEMA = {"telemetry_schema_version": "hermes.observer.v1"}
 @pytest.fixture
 def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[PluginManager, Path]]:
     """wayline's plugin manager with observability/relay loaded, exporting under tmp (its
-    observer in this process: the tests read and close its sessions directly)."""
+    instance in this process: the tests read and close its sessions directly)."""
     for key in list(os.environ):
         if key.startswith(("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")):
             monkeypatch.delenv(key)
@@ -46,13 +47,19 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Plug
     (home / "config.yaml").write_text("plugins:\n  enabled:\n    - observability/relay\n")
     manager = PluginManager(home)
     manager.discover_and_load()
-    assert relay_plugin.current_observer() is not None
+    assert _relay(manager).observer is not None
     yield manager, out
-    relay_plugin.shutdown()
+    manager.close_instances()
 
 
-def _events(out: Path) -> list[dict[str, Any]]:
-    relay_plugin.shutdown()
+def _relay(m: PluginManager) -> RelayPlugin:
+    instance = m.instance("observability/relay")
+    assert isinstance(instance, RelayPlugin), instance
+    return instance
+
+
+def _events(m: PluginManager, out: Path) -> list[dict[str, Any]]:
+    m.close_instances()  # every session closed, the ATOF file flushed and closed
     return read_events(out / "atof" / "events.jsonl", sort=False)
 
 
@@ -121,7 +128,7 @@ def test_retry_under_same_api_request_id_ends_superseded_attempt(host: Any) -> N
             request=_request(messages),
         )
     m.invoke_hook("post_api_request", **_api(SID, TURN), response=_response("hello"))
-    events = _events(out)
+    events = _events(m, out)
     ends = [e for e in events if e.get("category") == "llm" and e["scope_category"] == "end"]
     assert [e["metadata"]["otel.status_code"] for e in ends] == ["ERROR", "OK"]
     assert ends[0]["metadata"]["error.type"] == "Superseded"
@@ -177,7 +184,7 @@ def test_approval_marks_are_routed_to_the_owning_session(host: Any) -> None:
     m.invoke_hook("post_tool_call", **call, result='{"error": "BLOCKED"}', status="blocked")
     # After the tool ended only the turn id is left to route by.
     m.invoke_hook("post_approval_response", **approval, tool_call_id="c9", choice="deny")
-    events = _events(out)
+    events = _events(m, out)
     root = next(e["uuid"] for e in events if e.get("category") == "agent")
     marks = [e for e in events if e["name"].startswith("hermes.approval.")]
     assert [e["name"] for e in marks] == [
@@ -234,7 +241,7 @@ def test_subagent_stop_gets_child_subagent_id_and_tool_link(host: Any) -> None:
     )
     tool = {"tool_name": "delegate_task", "session_id": SID, "turn_id": TURN}
     m.invoke_hook("post_tool_call", **tool, tool_call_id="call_delegate", result='{"results": []}')
-    events = _events(out)
+    events = _events(m, out)
     stop = next(e for e in events if e["name"] == "hermes.subagent.stop")
     assert stop["metadata"]["child_subagent_id"] == "sa-0-5e6f7a8b"
     child = next(e for e in events if e.get("category") == "agent" and CHILD in e["name"])
@@ -251,7 +258,7 @@ def test_background_child_work_after_parent_closed_ends_at_shutdown(host: Any) -
     m.invoke_hook("on_session_finalize", session_id=SID, platform="cli", reason="shutdown")
     child_tool = {"tool_name": "terminal", "session_id": CHILD, "turn_id": CHILD_TURN}
     m.invoke_hook("pre_tool_call", **child_tool, tool_call_id="late", args={"command": "true"})
-    events = _events(out)
+    events = _events(m, out)
     assert atof_fingerprint(events)["unclosed"] == []
     late = [e for e in events if (e.get("category_profile") or {}).get("tool_call_id") == "late"]
     assert [e["scope_category"] for e in late] == ["start", "end"]
@@ -298,7 +305,7 @@ def test_double_tool_execution_wrap_records_one_span(adaptive: Any) -> None:
     result = m.middleware.execute("tool_execution", {"path": "alpha.txt"}, inner, **ctx)
     assert result == '{"content": "1|alpha"}' and runs == [{"path": "alpha.txt"}]
     starts = [
-        e for e in _events(out) if e.get("category") == "tool" and e["scope_category"] == "start"
+        e for e in _events(m, out) if e.get("category") == "tool" and e["scope_category"] == "start"
     ]
     assert len(starts) == 1
 
@@ -315,12 +322,17 @@ def test_simple_namespace_response_runs_managed_and_comes_back(adaptive: Any) ->
     request = {"model": MODEL, "messages": _messages("hi"), "timeout": 1800.0}
     got = m.middleware.execute("llm_execution", request, lambda _req: response, **_api(SID, TURN))
     assert isinstance(got, SimpleNamespace) and got.choices[0].message.content == "hi"
-    ends = [e for e in _events(out) if e.get("category") == "llm" and e["scope_category"] == "end"]
+    ends = [
+        e for e in _events(m, out) if e.get("category") == "llm" and e["scope_category"] == "end"
+    ]
     assert [e["metadata"]["otel.status_code"] for e in ends] == ["OK"]
 
 
 class HermesContext(PluginContext):
-    """Stands in for Hermes' PluginContext: only its module name differs."""
+    """Stands in for Hermes' PluginContext: its module name differs, and it has no
+    ``register_instance`` (Hermes keeps no per-host plugin instances)."""
+
+    register_instance = None  # type: ignore[assignment]
 
 
 HermesContext.__module__ = "hermes_cli.plugins"
@@ -333,24 +345,29 @@ def test_hermes_host_sets_the_atif_agent_default(
     m, _ = host
     monkeypatch.delenv("HERMES_NEMO_RELAY_ATIF_AGENT_NAME", raising=False)
     manifest = m.plugins["observability/relay"].manifest
-    relay_plugin.register(HermesContext(manifest))
-    observer = relay_plugin.current_observer()
-    assert observer is not None and observer.settings.atif is not None
-    assert observer.settings.atif.agent_name == "Hermes Agent"
+    plugin = relay_plugin.register(HermesContext(manifest))
+    try:
+        observer = plugin.observer
+        assert observer.settings.atif is not None
+        assert observer.settings.atif.agent_name == "Hermes Agent"
+    finally:
+        plugin.close()
 
 
 EXIT_SCRIPT = """
 import logging, logging.config, os, sys
-from pathlib import Path
-from wayline.host.manager import PluginManager
-home = Path(sys.argv[1])
-m = PluginManager(home)
-m.discover_and_load()
-m.invoke_hook("on_session_start", session_id="s1", model="m", platform="cli")
+from wayline.host.bus import HookBus
+from wayline.plugins.observability import relay
+bus = HookBus()
+class HermesContext:  # what Hermes hands to register(ctx): hooks, no register_instance
+    def register_hook(self, name, callback):
+        bus.register(name, callback, "observability/relay")
+relay.register(HermesContext())
+bus.invoke_hook("on_session_start", session_id="s1", model="m", platform="cli")
 # A mid-run logging reconfiguration closes every handler but is not an exit.
 logging.config.dictConfig({"version": 1, "incremental": False})
-m.invoke_hook("pre_llm_call", session_id="s1", turn_id="t1", user_message="after")
-m.invoke_hook("on_session_end", session_id="s1", turn_id="t1", completed=True)
+bus.invoke_hook("pre_llm_call", session_id="s1", turn_id="t1", user_message="after")
+bus.invoke_hook("on_session_end", session_id="s1", turn_id="t1", completed=True)
 sys.stdout.flush()
 logging.shutdown()
 os._exit(0)
@@ -358,10 +375,8 @@ os._exit(0)
 
 
 def test_os_exit_after_logging_shutdown_still_closes_sessions(tmp_path: Path) -> None:
-    """hermes -z exits through logging.shutdown() + os._exit: the session scope still ends."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.yaml").write_text("plugins:\n  enabled:\n    - observability/relay\n")
+    """hermes -z exits through logging.shutdown() + os._exit: the session scope still ends
+    (a Hermes host: no register_instance, so the plugin instance closes itself at exit)."""
     out = tmp_path / "out"
     env = {
         k: v
@@ -370,7 +385,7 @@ def test_os_exit_after_logging_shutdown_still_closes_sessions(tmp_path: Path) ->
     }
     env.update(relay_env(out))
     proc = subprocess.run(
-        [sys.executable, "-c", EXIT_SCRIPT, str(home)],
+        [sys.executable, "-c", EXIT_SCRIPT],
         env=env,
         capture_output=True,
         text=True,

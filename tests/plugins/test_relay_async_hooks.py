@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from wayline import relay
-from wayline.plugins.observability import relay as relay_plugin
+from wayline.host.manager import PluginManager
 from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.relay import RelayPlugin
 from wayline.relay import clock
 from wayline.runtime import build_runtime
 from wayline.testing.server import ScriptedServer
@@ -73,19 +74,28 @@ def threads() -> Iterator[_Threads]:
     relay.subscribers.register("test.threads", recorder)
     yield recorder
     relay.subscribers.deregister("test.threads")
-    relay_plugin.shutdown()
+
+
+@pytest.fixture
+def hosts() -> Iterator[list[PluginManager]]:
+    """Plugin managers the test builds; their plugin instances are closed after it."""
+    made: list[PluginManager] = []
+    yield made
+    for manager in made:
+        manager.close_instances()
 
 
 def test_hooks_are_handled_on_the_hook_thread_with_the_hooks_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads, hosts: list[PluginManager]
 ) -> None:
     """A hook's events are emitted on the hook thread but stamped with the time the hook
     fired."""
     home, _ = _home(tmp_path, monkeypatch)
-    from wayline.host.manager import PluginManager
-
     manager = PluginManager(home)
+    hosts.append(manager)
     manager.discover_and_load()
+    plugin = manager.instance("observability/relay")
+    assert isinstance(plugin, RelayPlugin)
     hooks = manager.hooks
     before = time.time_ns()
     hooks.invoke_hook("on_session_start", session_id=SID, model="m", platform="cli")
@@ -93,8 +103,8 @@ def test_hooks_are_handled_on_the_hook_thread_with_the_hooks_time(
         "on_session_end", session_id=SID, completed=True, interrupted=False, reason=None
     )
     after = time.time_ns()
-    assert relay_plugin.drain(5.0)
-    assert relay_plugin.stats() == {"hooks_pending": 0, "hook_failures": 0}
+    assert plugin.drain(5.0)
+    assert plugin.stats() == {"hooks_pending": 0, "hook_failures": 0}
     names = {name for name, _, _ in threads.seen}
     assert "hermes.session.end" in names
     assert {thread for _, thread, _ in threads.seen} == {"wayline-hooks"}
@@ -102,13 +112,12 @@ def test_hooks_are_handled_on_the_hook_thread_with_the_hooks_time(
 
 
 def test_async_hooks_off_handles_hooks_on_the_calling_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads, hosts: list[PluginManager]
 ) -> None:
     """``WAYLINE_RELAY_ASYNC_HOOKS=0``: events are emitted before the hook returns."""
     home, _ = _home(tmp_path, monkeypatch, WAYLINE_RELAY_ASYNC_HOOKS="0")
-    from wayline.host.manager import PluginManager
-
     manager = PluginManager(home)
+    hosts.append(manager)
     manager.discover_and_load()
     manager.hooks.invoke_hook("on_session_start", session_id=SID, model="m", platform="cli")
     assert threads.seen
@@ -116,7 +125,7 @@ def test_async_hooks_off_handles_hooks_on_the_calling_thread(
 
 
 def test_finalize_returns_with_the_trajectory_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: _Threads, hosts: list[PluginManager]
 ) -> None:
     """A real session: when ``finalize()`` returns, the ATIF file holds every step and the
     ATOF file every event, with no shutdown or drain in between."""
@@ -126,6 +135,7 @@ def test_finalize_returns_with_the_trajectory_written(
     (work / "a.txt").write_text("alpha\n")
     with ScriptedServer(SCRIPT) as server:
         runtime = build_runtime(home, base_url=server.base_url, model="scripted-model")
+        hosts.append(runtime.manager)
         agent = runtime.agent(cwd=work)
         assert agent.run_turn("read a.txt").completed
         agent.finalize()

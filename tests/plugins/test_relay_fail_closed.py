@@ -11,7 +11,6 @@ import pytest
 from wayline import relay
 from wayline.contract.errors import ControlRejected
 from wayline.host.middleware import MiddlewareChains
-from wayline.plugins.observability import relay as relay_plugin
 from wayline.relay.atof import read_events
 from wayline.runtime import build_runtime
 
@@ -59,7 +58,6 @@ def adaptive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("WAYLINE_RELAY_PLUGINS_TOML", str(toml))
     monkeypatch.setenv("WAYLINE_RELAY_ATIF_ENABLED", "0")
     yield home
-    relay_plugin.shutdown()
     relay.guardrails.deregister_llm_conditional_execution("deny-all")
 
 
@@ -69,19 +67,21 @@ def test_guardrail_rejection_sends_nothing_and_ends_turn(
     """A rejecting LLM guardrail: no HTTP request, a clear turn error, no llm span in ATOF."""
     srv = scripted_server({"default": {"content": "should never be sent"}})
     runtime = build_runtime(adaptive, base_url=srv.base_url, model="m")
-    errors: list[dict[str, Any]] = []
-    runtime.manager.hooks.register("api_request_error", lambda **kw: errors.append(kw), "test")
-    relay.guardrails.register_llm_conditional_execution(
-        "deny-all", 1, lambda req: "blocked by policy"
-    )
-    agent = runtime.agent(cwd=tmp_path)
-    result = agent.run_turn("hello")
-    agent.finalize()
-    assert srv.requests == []
-    assert not result.completed and "rejected" in result.text
-    assert len(errors) == 1 and errors[0]["reason"] == "rejected"
-    assert errors[0]["retryable"] is False
-    relay_plugin.shutdown()
+    try:
+        errors: list[dict[str, Any]] = []
+        runtime.manager.hooks.register("api_request_error", lambda **kw: errors.append(kw), "test")
+        relay.guardrails.register_llm_conditional_execution(
+            "deny-all", 1, lambda req: "blocked by policy"
+        )
+        agent = runtime.agent(cwd=tmp_path)
+        result = agent.run_turn("hello")
+        agent.finalize()
+        assert srv.requests == []
+        assert not result.completed and "rejected" in result.text
+        assert len(errors) == 1 and errors[0]["reason"] == "rejected"
+        assert errors[0]["retryable"] is False
+    finally:
+        runtime.manager.close_instances()
     events = read_events(tmp_path / "atof" / "events.jsonl", sort=False)
     assert not [e for e in events if e.get("category") == "llm"]
     assert any(e["kind"] == "mark" and "guardrail" in str(e.get("name")) for e in events) or any(

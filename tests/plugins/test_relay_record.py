@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from wayline.host.manager import PluginManager
-from wayline.plugins.observability import relay as relay_plugin
 from wayline.relay.atif import ConvertOptions, convert_file
 from wayline.relay.atof import read_events
 
@@ -40,7 +39,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Plug
     manager = PluginManager(home)
     manager.discover_and_load()
     yield manager, out
-    relay_plugin.shutdown()
+    manager.close_instances()
 
 
 def _api(**extra: Any) -> dict[str, Any]:
@@ -98,7 +97,7 @@ def test_rewritten_call_is_recorded_with_what_the_model_asked(host: Any, tmp_pat
     _tool(m, "c1", {"amount": 1, "currency": "USD"}, result="1 USD", status="ok")
     _tool(m, "c2", {"amount": 1, "currency": "JPY"}, result='{"error":"no"}', status="blocked")
     m.invoke_hook("on_session_finalize", session_id=SID, **SCHEMA)
-    relay_plugin.shutdown()
+    m.close_instances()
     events = read_events(out / "atof" / "events.jsonl", sort=False)
     starts = {
         e["metadata"]["tool_call_id"]: e

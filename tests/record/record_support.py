@@ -26,9 +26,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import wayline
 from wayline.contract.hooks import HOOK_SPECS
-from wayline.plugins.observability import relay as relay_plugin
 from wayline.plugins.observability.otel.plugin import OtelPlugin, create
 from wayline.plugins.observability.otel.settings import load_settings
+from wayline.plugins.observability.relay import RelayPlugin
 from wayline.relay.atof import read_events
 from wayline.testing import ScriptedServer
 
@@ -178,14 +178,17 @@ def record_session(directory: Path, script: dict[str, Any], user_turns: list[str
                 yolo=True,
             ) as agent,
         ):
+            relay = agent.plugin("observability/relay")
+            assert isinstance(relay, RelayPlugin)
             agent.use("tool_request", usd_only)
             agent.use("llm_request", cooler)
             for text in user_turns:
                 agent.run(text)
-        assert relay_plugin.drain()
+        # The agent's close finalized the session and closed its relay instance: every hook
+        # it queued has reached the files.
+        assert relay.drain()
         assert otel.force_flush(10_000)
     finally:
-        relay_plugin.shutdown()
         otel.shutdown()
     (start,) = [p for p in hooks.of("on_session_start") if not p.get("parent_session_id")]
     session = str(start["session_id"])

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import wayline
-from wayline.plugins.observability import relay as relay_plugin
 from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.relay import RelayPlugin
 from wayline.relay.atof import read_events
 from wayline.testing import ScriptedServer
 
@@ -163,18 +163,20 @@ def _run(tmp_path: Path, plugins: list[Any], middleware: Any = None) -> tuple[An
                 yolo=True,
             ) as agent,
         ):
+            relay = agent.plugin("observability/relay")
+            assert isinstance(relay, RelayPlugin)
             if middleware is not None:
                 agent.use("llm_request", middleware)
             agent.run("first question")
             assert gate.held.wait(30.0), "the hook thread never reached the gate"
             agent.run("second question")
-            assert relay_plugin.stats()["hooks_pending"] > 0  # the thread is still behind
+            assert relay.stats()["hooks_pending"] > 0  # the thread is still behind
             gate.open.set()
             requests = server.requests
-        assert relay_plugin.drain()
+        # The agent's close finalized the session and closed its relay instance.
+        assert relay.drain()
     finally:
         gate.open.set()
-        relay_plugin.shutdown()
     return requests, out
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import wayline
-from wayline.plugins.observability import otel as otel_plugin
-from wayline.plugins.observability import relay as relay_plugin
 from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.otel.plugin import OtelPlugin
+from wayline.plugins.observability.relay import RelayPlugin
 from wayline.relay.atof import read_events
 from wayline.testing import ScriptedServer
 
@@ -105,17 +105,19 @@ def test_session_ends_return_while_the_hook_thread_is_held(tmp_path: Path) -> No
                 yolo=True,
             ) as agent,
         ):
+            relay = agent.plugin("observability/relay")
+            assert isinstance(relay, RelayPlugin)
+            assert isinstance(agent.plugin("observability/otel"), OtelPlugin)
             agent.run("delegate please")
             assert len(ends) == 2, "the child's and the parent's run ended"
             assert not gate.open.is_set(), "nothing waited for the hook thread"
-            assert relay_plugin.stats()["hooks_pending"] > 0
+            assert relay.stats()["hooks_pending"] > 0
             gate.open.set()
+        # The agent's close finalized the sessions and closed both plugin instances.
         assert not gate.timed_out
-        assert relay_plugin.drain()
+        assert relay.drain()
     finally:
         gate.open.set()
-        relay_plugin.shutdown()
-        otel_plugin.shutdown()
     events = read_events(out / "atof" / "events.jsonl", sort=False)
     sessions = {e["metadata"].get("session_id") for e in events if e.get("metadata")}
     assert set(ends) <= sessions

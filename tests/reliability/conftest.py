@@ -1,4 +1,8 @@
-"""Fixtures of the reliability suite: a clean environment and the exporters shut down after."""
+"""Fixtures of the reliability suite: a clean environment, a home and a work directory.
+
+Exporters belong to the runtime that loaded them: each test closes its runtimes' plugin
+instances (``shutdown_exporters``/``outputs_problems``); one a failing test left open is
+closed at the process exit by its plugin manager."""
 
 from __future__ import annotations
 
@@ -7,14 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rel_support import shutdown_exporters
 
 _STRAY = ("WAYLINE_API_KEY", "OPENAI_API_KEY", "WAYLINE_BASE_URL", "WAYLINE_HOME")
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No stray model, relay or otel settings from the caller; exporters closed afterwards."""
+    """No stray model, relay or otel settings from the caller."""
     for var in list(os.environ):
         if var.startswith(("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_", "WAYLINE_OTEL_", "OTEL_")):
             monkeypatch.delenv(var, raising=False)
@@ -22,7 +25,6 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("WAYLINE_ENABLE_PROJECT_PLUGINS", raising=False)
     yield
-    shutdown_exporters()
 
 
 @pytest.fixture

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from wayline.contract.hooks import EMITTED_HOOKS
+from wayline.host.manager import PluginManager
 from wayline.relay.atif.validate import validate_trajectory
 from wayline.relay.atof import validate_atof
+from wayline.runtime import Runtime
 
 SCALE_ENV = "WAYLINE_RELIABILITY_SCALE"
 FIGURES_ENV = "WAYLINE_RELIABILITY_FIGURES"
@@ -284,12 +286,12 @@ def install_chaos(home: Path, name: str) -> None:
     install_plugin(home, CHAOS_PLUGIN_DIR, name)
 
 
-def shutdown_exporters() -> None:
-    """Close the relay and otel plugins' process-global state (sessions, files, spans)."""
-    from wayline.plugins.observability import otel, relay
-
-    relay.shutdown()
-    otel.shutdown()
+def shutdown_exporters(*hosts: Runtime | PluginManager) -> None:
+    """Close the plugin instances of each host (a runtime or its plugin manager): the relay
+    and otel plugins end their sessions and spans and write and close their files."""
+    for host in hosts:
+        manager = host.manager if isinstance(host, Runtime) else host
+        manager.close_instances()
 
 
 def run_with_deadline(fn: Callable[[], Any], timeout: float) -> tuple[Any, BaseException | None]:
@@ -376,9 +378,10 @@ def write_config(
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
-def outputs_problems(outputs: Outputs) -> list[str]:
-    """Shut the exporters down, then every problem in the ATOF, ATIF and OTel outputs."""
-    shutdown_exporters()
+def outputs_problems(outputs: Outputs, *hosts: Runtime | PluginManager) -> list[str]:
+    """Shut the exporters of ``hosts`` down (a host in another process closed its own), then
+    every problem in the ATOF, ATIF and OTel outputs."""
+    shutdown_exporters(*hosts)
     problems: list[str] = []
     atof = check_atof(outputs.atof)
     problems += [f"ATOF: {p}" for p in atof.problems]

@@ -134,7 +134,7 @@ def test_base_exception_stops_the_run_cleanly(
         problems.append(f"transcripts left open: {list(runtime.store._files)}")
     for sid in probe.family(agent.session_id):
         problems += pairing_problems(store_messages(home, sid), f"store {sid}")
-    problems += outputs_problems(out)
+    problems += outputs_problems(out, runtime)
     RESULTS.append(f"{point}/{kind}/{'child' if child else 'parent'}: {len(problems)}")
     record(
         f"base_exception_{point}_{kind}",

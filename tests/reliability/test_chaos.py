@@ -3,8 +3,9 @@
 Each session builds a fresh runtime with ``observability/relay``, ``observability/otel`` and two
 chaos plugins enabled, runs a seeded scenario (tools, parallel batches, delegation, refused
 approvals, a transient fault) against the scripted server, and checks what it left behind.
-Batches share one output directory; after each batch the relay and otel exporters are shut
-down and their files checked. A failing session prints its seed; replay it alone with
+Batches share one output directory; each session's runtime closes its relay and otel exporters
+when the session ends, and after each batch the files are checked. A failing session prints its
+seed; replay it alone with
 ``WAYLINE_CHAOS_FIRST_SEED=<seed> WAYLINE_CHAOS_SESSIONS=1 pytest tests/reliability/test_chaos.py``
 (the scenario and both chaos plugins are seeded from it).
 """
@@ -39,7 +40,7 @@ from rel_support import (
     unfinished_spans,
 )
 
-from wayline.runtime import build_runtime
+from wayline.runtime import Runtime, build_runtime
 from wayline.runtime.approvals import Approver
 from wayline.testing.server import ScriptedServer
 
@@ -153,7 +154,6 @@ def _plugins_toml(batch: Batch) -> Path:
 
 
 def _run_session(batch: Batch, scenario: Scenario, tally: Tally, monkeypatch: Any) -> None:
-    seed = scenario.seed
     (batch.home / "config.yaml").write_text(yaml.safe_dump(_config(batch, scenario)))
     if scenario.managed:
         monkeypatch.setenv("WAYLINE_RELAY_PLUGINS_TOML", str(_plugins_toml(batch)))
@@ -161,6 +161,16 @@ def _run_session(batch: Batch, scenario: Scenario, tally: Tally, monkeypatch: An
     else:
         monkeypatch.delenv("WAYLINE_RELAY_PLUGINS_TOML", raising=False)
     runtime = build_runtime(batch.home)
+    try:
+        _drive(runtime, batch, scenario, tally)
+    finally:
+        # The session's exporters end what it left open and close the batch's shared files
+        # before the next session's runtime opens them.
+        shutdown_exporters(runtime)
+
+
+def _drive(runtime: Runtime, batch: Batch, scenario: Scenario, tally: Tally) -> None:
+    seed = scenario.seed
     loaded = {k: p.loaded for k, p in runtime.manager.plugins.items() if p.enabled}
     assert all(loaded.values()) and len(loaded) == 4, f"seed {seed}: plugins {loaded}"
     provider = replace(runtime.settings.provider, backoff_base=0.002, backoff_max=0.02)
@@ -254,7 +264,6 @@ def _check_transcripts(
 
 
 def _check_batch(batch: Batch, tally: Tally, label: str) -> None:
-    shutdown_exporters()
     atof = check_atof(batch.atof)
     tally.coverage["atof_events"] += atof.events
     for problem in atof.problems[:20]:

@@ -31,6 +31,7 @@ from rel_support import (
     read_spans,
     record,
     run_with_deadline,
+    shutdown_exporters,
     write_config,
 )
 
@@ -184,6 +185,7 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, managed: bool) -> dict
     if error is not None:
         figures["deadlock"] += 1
         agent.cancel.set()
+        shutdown_exporters(runtime)
         return dict(figures)
     assert result.text == "all done", result.text
     posts = probe.of("post_tool_call")
@@ -204,7 +206,7 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, managed: bool) -> dict
     figures["lost"] += sum(1 for kw in stops if kw.get("child_status") != "completed")
     ends = probe.of("on_session_end")
     figures["lost"] += abs(len(ends) - (CHILDREN + 1))
-    problems = outputs_problems(out)
+    problems = outputs_problems(out, runtime)
     figures["lost"] += len(problems)
     tools = CALLS + 2 * CHILDREN + 1
     spans = [s for s in read_spans(out.spans) if s["name"].startswith("tool.")]

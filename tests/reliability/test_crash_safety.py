@@ -342,7 +342,7 @@ def test_append_after_a_torn_tail_keeps_the_file_readable(
     agent.finalize()
     from rel_support import shutdown_exporters
 
-    shutdown_exporters()
+    shutdown_exporters(runtime)
     with pytest.warns(AtofTornLineWarning, match=":2: skipped incomplete line"):
         events = list(iter_events(atof))
     assert events[0]["name"] == "before"

@@ -178,7 +178,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
         agent = runtime.agent(cwd=root)
         agent.run_turn("go")
         agent.finalize()
-        shutdown_exporters()
+        shutdown_exporters(runtime)
     lines = out.atof.read_bytes().splitlines()
     assert len(lines) > 30
     return lines

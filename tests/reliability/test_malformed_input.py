@@ -447,7 +447,7 @@ def test_converter_keeps_trajectories_written_before_a_bad_line(
         agent = runtime.agent(cwd=tmp_path)
         agent.run_turn("hello")
         agent.finalize()
-    assert not outputs_problems(out)
+    assert not outputs_problems(out, runtime)
     good = out.atof.read_text(encoding="utf-8")
     broken = tmp_path / "broken.jsonl"
     broken.write_text(good + "{not json\n" + good, encoding="utf-8")
@@ -504,7 +504,7 @@ def test_intercept_returning_garbage_fails_its_call_clearly(
         assert not server.requests, "the refused call reached the provider"
     assert result.reason == "api_error" and "(rejected)" in result.text
     assert "garbage_outcome" in result.text and "LLMRequestInterceptOutcome" in result.text
-    assert not outputs_problems(out)
+    assert not outputs_problems(out, runtime)
 
 
 def test_tool_intercept_returning_garbage_fails_the_tool_clearly(
@@ -538,4 +538,4 @@ def test_tool_intercept_returning_garbage_fails_the_tool_clearly(
     assert result.text == "done"
     tool = next(m for m in agent.messages if m["role"] == "tool")
     assert "garbage_tool" in tool["content"] and "ToolExecutionInterceptOutcome" in tool["content"]
-    assert not outputs_problems(out)
+    assert not outputs_problems(out, runtime)

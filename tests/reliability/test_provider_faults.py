@@ -145,6 +145,7 @@ def _run(
         agent.finalize()
         for server in servers:
             server.stop()
+        shutdown_exporters(runtime)  # the files are complete before they are checked
     problems: list[str] = []
 
     def want(cond: bool, what: str) -> None:
@@ -239,7 +240,6 @@ def test_provider_fault(
 ) -> None:
     """A fault is retried by the policy, reported once per attempt, and exported as it happened."""
     problems, errors = _run(name, transient, tmp_path, monkeypatch)
-    shutdown_exporters()
     label = f"provider fault {name} ({'transient' if transient else 'persistent'}): deviations"
     key = f"fault_{name}_{'transient' if transient else 'persistent'}"
     record(key, label, len(problems))

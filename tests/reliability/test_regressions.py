@@ -91,7 +91,7 @@ def test_tool_calls_without_ids_get_one_id_everywhere(
     calls = [c["id"] for m in stored if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     assert len(set(calls)) == 2 and sorted(calls) == sorted(posts)
     assert pairing_problems(server.requests[-1].body["messages"], "request") == []
-    assert outputs_problems(out) == []
+    assert outputs_problems(out, runtime) == []
     atof_calls = {
         (e.get("category_profile") or {}).get("tool_call_id")
         for e in check_atof(out.atof).lines
@@ -200,7 +200,7 @@ def _session_events(tmp_path: Path, server: Any, monkeypatch: pytest.MonkeyPatch
     agent = runtime.agent(cwd=tmp_path)
     assert agent.run_turn("delegate").text == "done"
     agent.finalize()
-    assert outputs_problems(out) == []
+    assert outputs_problems(out, runtime) == []
     return [json.loads(line) for line in out.atof.read_text(encoding="utf-8").splitlines()]
 
 

@@ -198,7 +198,7 @@ def _run_group(
     finally:
         agent.finalize()
         server.stop()
-    shutdown_exporters()
+        shutdown_exporters(runtime)
     sanity: list[str] = []
     if not results[0].completed:
         sanity.append(f"{tag}: session did not complete: {results[0].text[:300]}")
@@ -419,13 +419,14 @@ def test_code_naming_a_password_field_reaches_the_atif_unchanged(
     monkeypatch.delenv("WAYLINE_RELAY_PLUGINS_TOML", raising=False)
     server = ScriptedServer(_benign_script(text)).start()
     write_config(home, server.base_url, out, approvals={"mode": "deny"})
-    agent = build_runtime(home).agent(cwd=work)
+    runtime = build_runtime(home)
+    agent = runtime.agent(cwd=work)
     try:
         result = agent.run_turn(f"[benign] please review this code:\n{text}")
     finally:
         agent.finalize()
         server.stop()
-    shutdown_exporters()
+        shutdown_exporters(runtime)
     assert result.completed, result.text[:300]
     atif = "\n".join(p.read_text(encoding="utf-8") for p in sorted(out.atif.glob("*.json")))
     assert atif, "no ATIF file was written"

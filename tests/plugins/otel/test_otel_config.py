@@ -15,6 +15,7 @@ from otel_support import DELEGATE_PARALLEL, attrs
 
 import wayline.plugins.observability.otel as otel_pkg
 from wayline.host.manager import PluginManager
+from wayline.plugins.observability.otel.plugin import OtelPlugin
 from wayline.plugins.observability.otel.settings import OtelConfigError, load_settings
 from wayline.runtime import build_runtime
 
@@ -101,7 +102,7 @@ def test_bad_config_fails_plugin_load_with_the_field(home: Path) -> None:
     manager.discover_and_load()
     row = manager.plugins["observability/otel"].row()
     assert not row["loaded"] and "observability/otel.exporter: must be one of" in row["error"]
-    assert otel_pkg.current() is None
+    assert manager.instance("observability/otel") is None
 
 
 # -- registration through the loader -----------------------------------------------------------
@@ -144,13 +145,14 @@ def test_loader_registers_hooks_and_writes_spans(
             "subagent_start",
             "subagent_stop",
         }
-        plugin = otel_pkg.current()
-        assert plugin is not None and plugin.settings.service_name == "from-config"
+        plugin = rt.manager.instance("observability/otel")
+        assert isinstance(plugin, OtelPlugin)
+        assert plugin.settings.service_name == "from-config"
         agent = rt.agent(cwd=workdir)
         agent.run_turn("delegate please")
         agent.finalize()
     finally:
-        otel_pkg.shutdown()
+        rt.manager.close_instances()
     # the plugin's providers are private: the global ones are untouched
     assert trace.get_tracer_provider() is tracer_provider
     assert metrics.get_meter_provider() is meter_provider
@@ -306,7 +308,8 @@ def test_hermes_shaped_payloads_build_one_connected_tree(
     monkeypatch.setenv("WAYLINE_OTEL_EXPORTER", "file")
     monkeypatch.setenv("WAYLINE_OTEL_FILE", str(spans_file))
     ctx = HermesCtx()
-    otel_pkg.register(ctx)
+    plugin = otel_pkg.register(ctx)
+    assert plugin is not None
 
     def hermes_call(callback: Any) -> Any:
         # Hermes' invoke_hook adds telemetry_schema_version to every payload.
@@ -403,7 +406,7 @@ def test_hermes_shaped_payloads_build_one_connected_tree(
             reason="shutdown",
         )
     finally:
-        otel_pkg.shutdown()
+        plugin.shutdown()
     spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
     by_id = {s["context"]["span_id"]: s for s in spans}
     roots = [s for s in spans if s["parent_id"] is None]
@@ -445,9 +448,9 @@ def test_logging_shutdown_then_os_exit_still_exports(tmp_path: Path) -> None:
         "def fire(name, **kw):\n"
         "    for cb in hooks[name]:\n"
         "        cb(**kw)\n"
-        "otel.register(Ctx())\n"
+        "plugin = otel.register(Ctx())\n"
         "logging.config.dictConfig({'version': 1})  # a reconfiguration is not an exit\n"
-        "assert otel.current() is not None\n"
+        "assert plugin is not None and not plugin._closed\n"
         "fire('on_session_start', session_id='s', model='m')  # re-arms the sentinel\n"
         "fire('pre_llm_call', session_id='s', turn_id='s:t', model='m', user_message='hi')\n"
         "logging.shutdown()\n"
