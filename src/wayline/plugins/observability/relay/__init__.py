@@ -294,12 +294,14 @@ class RelayPlugin:
             if self._closed:
                 return
             self._closed = True
-            built = self._built
-        # Queued hooks first (later ones run inline), so the files end as the host left them.
+        # Queued hooks first (later ones run inline), so the files end as the host left them;
+        # they may be what builds the handlers, so those are read only after.
         if self.queue is not None and not self.queue.close(WAIT_S):
             log.warning("observability/relay: hooks still queued after %.0f s at close", WAIT_S)
         if self._exit is not None:
             self._exit.disarm()
+        with self._lock:
+            built = self._built
         if built is not None:
             built.close()
 
