@@ -230,7 +230,11 @@ class RelayPlugin:
         """The observer's callback for ``hook``, looked up when it runs."""
 
         def handle(**payload: Any) -> None:
-            built = self._built or self.handlers()
+            built = self._built
+            if built is None:
+                if self._closed:
+                    return  # a hook after the host closed: nothing is built for it any more
+                built = self.handlers()
             built.callbacks[hook](**payload)
 
         handle.__name__ = handle.__qualname__ = hook
