@@ -144,7 +144,6 @@ def _lost_against(expected: dict[str, int], found: dict[str, int]) -> int:
 def run() -> list[dict[str, Any]]:
     """Both scenarios; one row per check (lost + misparented) and per throughput."""
     from bench.model_server import ModelServer
-    from wayline.plugins.observability import relay as relay_plugin
     from wayline.relay.atof import read_events
     from wayline.runtime import build_runtime
 
@@ -166,10 +165,11 @@ def run() -> list[dict[str, Any]]:
         # Imports, connection pool, first-call caches: paid before anything is timed.
         os.environ["WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY"] = str(out / "warmup")
         os.environ["WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY"] = str(out / "warmup-atif")
-        warm = build_runtime(home, base_url=srv.base_url, model="bench-model").agent(cwd=work)
+        warm_runtime = build_runtime(home, base_url=srv.base_url, model="bench-model")
+        warm = warm_runtime.agent(cwd=work)
         warm.run_turn("WARMUP")
         warm.finalize()
-        relay_plugin.shutdown()
+        warm_runtime.manager.close_instances()
         for scenario, prompt, unit, amount in (
             ("fanout", "FANOUT: read everything", "tool calls/s", TOOL_CALLS),
             ("delegate", "DELEGATE: split the work", "subagents/s", SUBAGENTS),
@@ -183,7 +183,7 @@ def run() -> list[dict[str, Any]]:
             result = agent.run_turn(prompt)
             seconds = time.perf_counter() - started
             agent.finalize()
-            relay_plugin.shutdown()
+            runtime.manager.close_instances()  # the relay plugin's files are complete
             if not result.completed:
                 raise RuntimeError(f"{scenario} turn failed: {result.reason} {result.text}")
             report = check_atof(read_events(out / scenario / "events.jsonl", sort=False))

@@ -310,6 +310,13 @@ def p5(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.concurrency")
 
 
+def many_agents(ref: Reference, quick: bool) -> list[Row]:
+    """64 agents with one 0.5 s model call each, all at once (threads, asyncio, asyncio with
+    relay + otel) vs 64 concurrent calls of the plain async openai client
+    (bench/many_agents.py)."""
+    return _module_rows("bench.many_agents", "--rounds", "2" if quick else "5")
+
+
 def startup(ref: Reference, quick: bool) -> list[Row]:
     """One-shot ``wayline chat -q`` (CLI start-up included) vs a plain openai SDK script, no
     plugins and relay + otel (bench/startup.py)."""
@@ -330,6 +337,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P3-eff": p3_efficiency,
     "P4": p4,
     "P5": p5,
+    "M": many_agents,
     "S": startup,
     "V": viewer,
 }
