@@ -77,10 +77,11 @@ def looks_random(core: str) -> bool:
     return entropy >= _MIN_ENTROPY * math.log2(min(n, 64))
 
 
-# Provider object ids: tool calls (OpenAI ``call_``, ``fc_``; Anthropic ``toolu_``), messages,
-# responses, runs, files. Ids are structure: a replay needs them, and none is a credential.
+# Provider object ids: tool calls (OpenAI ``call_``, ``fc_``; Anthropic ``toolu_``; Bedrock
+# ``tooluse_``), messages, responses, runs, files. Ids are structure: a replay needs them, and
+# none is a credential.
 _ID_PREFIX = re.compile(
-    r"(?:call|toolu|srvtoolu|fc|msg|resp|rs|run|thread|asst|req|batch|item|chatcmpl|cmpl"
+    r"(?:call|toolu|tooluse|srvtoolu|fc|msg|resp|rs|run|thread|asst|req|batch|item|chatcmpl|cmpl"
     r"|file|ftjob|step|vs|conv|evt|sess|session|trace|span)[_\-]"
 )
 

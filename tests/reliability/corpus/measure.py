@@ -227,6 +227,7 @@ def tool_call_ids(count: int, seed: int = 7) -> list[tuple[str, str]]:
         "openai call_": lambda: "call_" + body(24),
         "anthropic toolu_": lambda: "toolu_01" + body(22),
         "anthropic srvtoolu_": lambda: "srvtoolu_01" + body(22),
+        "bedrock tooluse_": lambda: "tooluse_" + body(22, _B62 + "-_"),
         "openai responses fc_": lambda: "fc_" + body(48, "0123456789abcdef"),
         "mistral 9-char": lambda: body(9),
         "uuid4": lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
