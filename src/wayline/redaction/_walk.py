@@ -20,12 +20,15 @@ from operator import is_
 from typing import Any
 
 from wayline.redaction.assign import credential_like
+from wayline.redaction.known import KnownValues
+from wayline.redaction.memo import SanitizeMemo
 from wayline.redaction.redact import (
     REDACTED,
     is_identifier_key,
     is_sensitive_key,
     is_weak_key,
     redact_text,
+    redact_text_learning,
 )
 from wayline.redaction.redact import _current as current_rules
 
@@ -59,34 +62,6 @@ _log = logging.getLogger(__name__)
 
 class _OverBudget(Exception):
     """The encoding is already known to exceed the size limit; abandon this stage."""
-
-
-class SanitizeMemo:
-    """Sanitized copies of the containers found at one ``depth`` of repeated payloads.
-
-    An agent re-sends its whole history on every model call, so ``sanitize`` would redact the
-    same message dicts again and again; with a memo each container at ``depth`` (a message in
-    ``{"body": {"messages": [...]}}`` is at depth 3) is walked once per stage and then reused,
-    with its share of the size budget. Entries are keyed by the container's identity (an entry
-    keeps its container alive, so the id cannot be reused) and the stage's limits. Only use a
-    memo for containers that nobody changes once sanitized, and treat the copies as read-only
-    (hook payloads already are).
-    """
-
-    __slots__ = ("depth", "entries", "lengths", "limit", "list_lengths", "prefixes")
-
-    def __init__(self, depth: int, *, limit: int = 100_000) -> None:
-        self.depth = depth
-        self.limit = limit  # entries kept; past it the memo starts over (bounded memory)
-        self.entries: dict[tuple[int, int, int], tuple[Any, Any, int]] = {}
-        # id(output) -> (output, its JSON length or -1 until first measured)
-        self.lengths: dict[int, tuple[Any, int]] = {}
-        # The list one level up (the messages) is the last call's list plus new items:
-        # (id(first item), limits) -> (items walked, their outputs, their budget share).
-        self.prefixes: dict[tuple[int, int, int], tuple[list[Any], list[Any], int]] = {}
-        # The same for measuring an output list:
-        # id(first item) -> (items, the sum of their lengths, the last item's length).
-        self.list_lengths: dict[int, tuple[list[Any], int, int]] = {}
 
 
 # Keys repeat in every payload ("role", "content", "tool_calls", ...) and are short, so
@@ -125,6 +100,7 @@ class _Walker:
         "budget",
         "hide",
         "keys",
+        "learn",
         "max_depth",
         "max_sequence",
         "max_string",
@@ -146,6 +122,7 @@ class _Walker:
         budget: int | None = None,
         stop: bool = False,
         memo: SanitizeMemo | None = None,
+        learn: KnownValues | None = None,
     ) -> None:
         self.max_depth = max_depth
         self.max_string = max(max_string, 0)
@@ -160,6 +137,9 @@ class _Walker:
         self.active: set[int] = set()  # containers on the current path, for cycles
         # A partial (stop-mode) walk cuts subtrees short, so its outputs are never memoized.
         self.memo = None if stop else memo
+        if self.memo is not None and self.memo.rules is not current_rules():
+            self.memo.forget(current_rules())  # a value became known: redact history again
+        self.learn = learn  # what rules replace becomes a known value of this session
         self.memo_depth = -1 if self.memo is None else self.memo.depth
         # Cycle and "changed while read" markers depend on more than the subtree itself.
         self.unstable = 0
@@ -185,11 +165,11 @@ class _Walker:
             s = _clean_surrogates(s)
         limit = self.max_string
         if len(s) <= limit:
-            out = redact_text(s) if self.redact else s
+            out = self.text(s) if self.redact else s
         else:
             tail = _TRUNC_TAIL.search(s)
             if tail is not None and tail.start() <= limit:  # our own marker: keep as-is
-                out = redact_text(s) if self.redact else s
+                out = self.text(s) if self.redact else s
             else:
                 out = s
         if len(out) > limit:
@@ -198,6 +178,9 @@ class _Walker:
                 out = self.truncate(out)
         self.charge(len(out) + 2)
         return out
+
+    def text(self, s: str) -> str:
+        return redact_text(s) if self.learn is None else redact_text_learning(s, self.learn)
 
     def identifier(self, s: str) -> str:
         """An id field's value: bounded like any text, never redacted (ids are structure)."""
@@ -214,7 +197,7 @@ class _Walker:
             return f"{s[:limit]}...[truncated {len(s) - limit} chars]"
         window = s[: _window_end(s, limit + _REDACT_WINDOW)]
         dropped = len(s) - len(window)
-        red = redact_text(window)
+        red = self.text(window)
         if len(red) <= limit and not dropped:
             return red
         keep = red[: _cut(red, limit)]

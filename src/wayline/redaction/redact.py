@@ -22,11 +22,14 @@ import os
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from wayline.redaction._trie import any_word_pattern
 from wayline.redaction.assign import apply_assignments, names_before_separators
+from wayline.redaction.automaton import Automaton
 from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
+from wayline.redaction.jsontext import keep_json, replaced_spans
+from wayline.redaction.known import KnownValues, registry
 from wayline.redaction.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
 from wayline.redaction.redact_rules import regex_rule as _regex_rule
 from wayline.redaction.secret_names import (
@@ -49,6 +52,7 @@ __all__ = [
     "is_sensitive_key",
     "is_weak_key",
     "redact_text",
+    "redact_text_learning",
     "reload_env_patterns",
     "remove_secret_pattern",
     "secret_patterns",
@@ -203,6 +207,7 @@ class _Snapshot:
     triggers: tuple[str, ...]
     always: bool  # some rule has no triggers, so no text may take the fast path
     trigger_re: re.Pattern[str]  # one C-level scan tells "no trigger at all" (the usual case)
+    known: Automaton | None  # the known values (known.py) these results were masked with
     # Results under these rules (see redact_text); a new snapshot (any rule change) starts empty.
     short: dict[str, str] = field(default_factory=dict)
     long: dict[str, str] = field(default_factory=dict)
@@ -230,7 +235,8 @@ def _make_snapshot() -> _Snapshot:
     gated = tuple((rule, frozenset(rule.triggers)) for rule in rules)
     triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
     trigger_re = re.compile(any_word_pattern(triggers))
-    return _Snapshot(gated, triggers, any(not rule.triggers for rule in rules), trigger_re)
+    always = any(not rule.triggers for rule in rules)
+    return _Snapshot(gated, triggers, always, trigger_re, registry().automaton())
 
 
 _snapshot = _make_snapshot()
@@ -321,7 +327,20 @@ def _current() -> _Snapshot:
         with _lock:
             if _env_rules is None:
                 reload_env_patterns()
-    return _snapshot
+    snap = _snapshot
+    known = registry().automaton()
+    if snap.known is not known:  # a known value was added or went away: results start over
+        with _lock:
+            snap = _snapshot
+            if snap.known is not known:
+                snap = _set_snapshot(replace(snap, known=known, short={}, long={}))
+    return snap
+
+
+def _set_snapshot(snap: _Snapshot) -> _Snapshot:
+    global _snapshot
+    _snapshot = snap
+    return snap
 
 
 # Short strings (keys, roles, names) recur in every payload; a longer text (a tool result, a
@@ -347,7 +366,27 @@ def redact_text(text: str) -> str:
     return known
 
 
+def redact_text_learning(text: str, into: KnownValues) -> str:
+    """``redact_text(text)``, and every value its rules replaced becomes a known value of
+    ``into`` (a session learns ``V`` from ``export T=V`` and masks ``echo $T``'s output)."""
+    snap = _current()
+    masked = snap.known.mask(text, REDACTED) if snap.known is not None else text
+    ruled = _rules(snap, masked)
+    if ruled == masked:
+        return keep_json(text, ruled)
+    spans = replaced_spans(masked, ruled) or ()
+    if into.learn(v for v in (masked[a:b] for a, b in spans) if v != REDACTED):
+        return redact_text(text)  # once more: the value may occur where no rule sees it
+    return keep_json(text, ruled)
+
+
 def _redact(snap: _Snapshot, text: str) -> str:
+    # Known values first: they are exact, and the rules then see their marker, not them.
+    masked = snap.known.mask(text, REDACTED) if snap.known is not None else text
+    return keep_json(text, _rules(snap, masked))
+
+
+def _rules(snap: _Snapshot, text: str) -> str:
     lowered = text.lower()
     if snap.always or snap.trigger_re.search(lowered) is not None:
         hits = {t for t in snap.triggers if t in lowered}

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
 
+from wayline.redaction.known import KnownValues
+from wayline.redaction.memo import SanitizeMemo
 from wayline.redaction.redact import (
     REDACT_PATTERNS_ENV,
     REDACTED,
@@ -48,6 +50,7 @@ __all__ = [
     "is_sensitive_key",
     "payload_max_chars",
     "redact_text",
+    "redact_value",
     "reload_env_patterns",
     "remove_secret_pattern",
     "sanitize",
@@ -75,7 +78,6 @@ from wayline.redaction._walk import (  # noqa: E402
     MIN_PAYLOAD_MAX_CHARS,
     PAYLOAD_MAX_CHARS_ENV,
     TRUNCATED_ITEMS_KEY,
-    SanitizeMemo,
     _OverBudget,
     _safe_str,
     _Walker,
@@ -221,6 +223,26 @@ def sanitize(value: Any, *, max_chars: int | None = None, memo: SanitizeMemo | N
         stop=True,
     )
     return _wrap(type(value).__name__, _dumps(walker.walk(value, 0)), limit)
+
+
+def redact_value(
+    value: Any, *, max_string: int = DEFAULT_MAX_STRING, learn: KnownValues | None = None
+) -> Any:
+    """A redacted JSON-compatible copy of ``value`` whose structure is kept whole: the same
+    keys, items and ids (no total size limit, no sequence cut), credential keys hidden, each
+    string redacted and then, past ``max_string`` characters, cut (redacted before it is
+    cut, so no part of a secret survives the cut). With ``learn``, every value a rule
+    replaced becomes a known value of it. The session store's policy: a resumed session
+    needs every message and every id.
+    """
+    walker = _Walker(
+        max_depth=DEFAULT_MAX_DEPTH,
+        max_string=max_string,
+        max_sequence=DEFAULT_MAX_SEQUENCE,
+        redact=True,
+        learn=learn,
+    )
+    return walker.walk(value, 0)
 
 
 # The walker's `spent` undercounts the encoding by at most this factor: a float charged 1
