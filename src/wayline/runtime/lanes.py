@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
-from wayline.runtime.cancel import on_cancel
+from wayline.runtime.cancel import CancelEvent, on_cancel
 
 __all__ = ["ClientFactory", "Lane", "LanePool"]
 
@@ -38,13 +38,16 @@ class ClientFactory:
 
     Every client would otherwise build its own, and that parses the whole CA bundle. The
     context verifies as httpx's default client does: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
-    else certifi's bundle.
+    else certifi's bundle. With ``transport`` (an ``httpx.AsyncBaseTransport``, shared by every
+    lane's client, so it must not hold resources of one event loop) requests go through it
+    instead of the network, and no TLS context is built.
     """
 
-    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+    def __init__(self, base_url: str, api_key: str, timeout: float, transport: Any = None) -> None:
         self._base_url = base_url
         self._api_key = api_key
         self._timeout = timeout
+        self._transport = transport
         self._tls: ssl.SSLContext | None = None
         self._lock = threading.Lock()
 
@@ -52,16 +55,20 @@ class ClientFactory:
         """A new ``openai.AsyncOpenAI`` (SDK retries off: the agent loop owns them)."""
         import openai
 
-        with self._lock:
-            if self._tls is None:
-                self._tls = _verify_context()
-            tls = self._tls
+        if self._transport is not None:
+            http_client = openai.DefaultAsyncHttpxClient(transport=self._transport)
+        else:
+            with self._lock:
+                if self._tls is None:
+                    self._tls = _verify_context()
+                tls = self._tls
+            http_client = openai.DefaultAsyncHttpxClient(verify=tls)
         return openai.AsyncOpenAI(
             base_url=self._base_url,
             api_key=self._api_key,
             max_retries=0,
             timeout=self._timeout,
-            http_client=openai.DefaultAsyncHttpxClient(verify=tls),
+            http_client=http_client,
         )
 
 
@@ -109,11 +116,15 @@ class Lane:
         """
         if not _loop_runs_here():
             return self._run(attempt, cancel)
+        # The helper's own event, set by the caller's cancel or by an interrupted wait; it
+        # stops the attempt even when the helper has not started it yet.
+        stop = CancelEvent()
+        unlink = on_cancel(cancel, stop.set)
         outcome: list[tuple[bool, Any]] = []
 
         def target() -> None:
             try:
-                outcome.append((True, self._run(attempt, cancel)))
+                outcome.append((True, self._run(attempt, stop)))
             except BaseException as exc:  # handed to the waiting thread
                 outcome.append((False, exc))
 
@@ -122,9 +133,11 @@ class Lane:
         try:
             helper.join()
         except BaseException:  # interrupted while waiting (Ctrl-C): the request goes too
-            self.interrupt()
+            stop.set()
             helper.join()
             raise
+        finally:
+            unlink()
         ok, value = outcome[0]
         if ok:
             return value
@@ -139,9 +152,10 @@ class Lane:
         try:
             return self.loop.run_until_complete(task)
         except BaseException as exc:
-            if not isinstance(exc, (Exception, asyncio.CancelledError)):
-                self.reusable = False
+            # Not reusable until settled: a second Ctrl-C may break into the settling too.
+            self.reusable = False
             self._settle(task)
+            self.reusable = isinstance(exc, (Exception, asyncio.CancelledError))
             raise
         finally:
             stop_waiting()
