@@ -28,7 +28,7 @@ class ConfigError(ValueError):
 #: The keys config.yaml may hold, per section: a misspelt key is an error, not silence.
 #: ``plugins.entries.<key>`` belongs to each plugin and is not checked here.
 CONFIG_KEYS: dict[str, frozenset[str]] = {
-    "": frozenset({"model", "agent", "approvals", "delegation", "plugins"}),
+    "": frozenset({"model", "agent", "approvals", "delegation", "plugins", "redaction"}),
     "model": frozenset(
         {"provider", "default", "name", "base_url", "api_key", "max_retries", "timeout", "stream"}
     ),
@@ -47,6 +47,7 @@ CONFIG_KEYS: dict[str, frozenset[str]] = {
         }
     ),
     "plugins": frozenset({"enabled", "disabled", "entries"}),
+    "redaction": frozenset({"env", "files"}),
 }
 
 

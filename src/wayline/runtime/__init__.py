@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wayline.host.config import ConfigError, wayline_home
 from wayline.host.manager import PluginManager
+from wayline.redaction import KnownValues
 from wayline.runtime.loop import TurnLoop, TurnResult
 from wayline.runtime.provider import Provider, ProviderConfig
 from wayline.runtime.sessions import SessionStore
@@ -16,12 +17,18 @@ from wayline.runtime.settings import AgentSettings, check_toolsets, load_setting
 
 @dataclass(slots=True)
 class Runtime:
-    """A plugin host with built-in tools, settings and a session store."""
+    """A plugin host with built-in tools, settings and a session store.
+
+    ``known`` holds the secrets the agent was given (its API key, configured headers,
+    credential-like environment variables, the config's ``redaction`` section): they are
+    masked in every record while the runtime lives (see ``runtime.known_values``).
+    """
 
     manager: PluginManager
     settings: AgentSettings
     store: SessionStore
     provider: Provider | None = None
+    known: KnownValues = field(default_factory=KnownValues)
 
     def agent(self, **kwargs: Any) -> TurnLoop:
         """A new top-level agent's turn loop (``platform="cli"`` unless given).
@@ -37,6 +44,7 @@ class Runtime:
             self.provider = Provider(self.settings.provider)
             self.provider.client()
         kwargs.setdefault("provider", self.provider)
+        kwargs.setdefault("known", self.known.child())  # what this session will learn
         return TurnLoop(self.manager, self.settings, store=self.store, **kwargs)
 
 
@@ -49,6 +57,7 @@ def build_runtime(
     Raises ``ConfigError`` for bad user input.
     """
     from wayline.runtime.delegation import register_delegation_tool
+    from wayline.runtime.known_values import agent_known_values
     from wayline.runtime.tools import register_builtin_tools
 
     home = home or wayline_home()
@@ -58,6 +67,7 @@ def build_runtime(
     register_builtin_tools(manager.tools)
     register_delegation_tool(manager.tools)
     settings = load_settings(manager.config_doc, **overrides)
+    known = agent_known_values(manager.config_doc, settings)  # as they are at the start
     manager.discover_and_load(extra_enabled=extra_plugins)
     # Toolsets are known once plugins have registered theirs: a typo is refused here.
     doc = manager.config_doc
@@ -66,7 +76,7 @@ def build_runtime(
         check_toolsets(manager.tools, _names(configured["toolsets"]), "config.yaml", doc)
     if overrides.get("toolsets") is not None:
         check_toolsets(manager.tools, settings.toolsets, "toolsets")
-    return Runtime(manager, settings, SessionStore(home / "sessions"))
+    return Runtime(manager, settings, SessionStore(home / "sessions"), known=known)
 
 
 def _names(value: Any) -> tuple[str, ...]:

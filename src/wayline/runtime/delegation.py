@@ -141,6 +141,7 @@ def make_delegate_tool(parent: TurnLoop) -> Any:
                 parent=ctx,
                 subagent_id=child_id,
                 depth=parent.depth + 1,
+                known=parent.known,
             )
             children.append(_Child(i, task, agent, cancel))
 

@@ -22,6 +22,7 @@ from wayline.contract.ids import (
     new_turn_id,
 )
 from wayline.host.manager import PluginManager
+from wayline.redaction import KnownValues, process_values
 from wayline.redaction.sanitize import SanitizeMemo
 from wayline.runtime.api_call import (
     REQUEST_MEMO_DEPTH,
@@ -73,8 +74,12 @@ class TurnLoop:
         subagent_id: str | None = None,
         depth: int = 0,
         provider: Provider | None = None,
+        known: KnownValues | None = None,
     ) -> None:
         self.manager = manager
+        # What rules redact in this session becomes a known value, masked in every output
+        # for the rest of it; a delegated child shares its parent's.
+        self.known = known if known is not None else KnownValues(process_values())
         self.settings = settings
         self.platform = platform
         self.cwd = cwd or Path.cwd()
@@ -135,7 +140,7 @@ class TurnLoop:
     def _record(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
         if self.store is not None:
-            self.store.append(self.session_id, message)
+            self.store.append(self.session_id, message, self.known)
 
     def _start_session(self) -> None:
         self.started = True

@@ -1,8 +1,10 @@
 """Transcripts under ``$WAYLINE_HOME/sessions/<id>.jsonl``: one line per message.
 
 Appending one line per message (flushed) means a killed process loses at most
-the line being written, and a torn last line is skipped when resuming. Text is
-passed through the redaction policy before it is stored.
+the line being written, and a torn last line is skipped when resuming. Messages are
+passed through the redaction policy before they are stored, with their structure and
+ids whole (a resumed session sends them back), each string redacted before it is cut
+at ``MAX_STORED_CHARS``.
 """
 
 from __future__ import annotations
@@ -13,21 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from wayline.host.config import ConfigError
-from wayline.redaction.sanitize import REDACTED, is_sensitive_key, redact_text
+from wayline.redaction import KnownValues, redact_value
+
+#: A stored string longer than this is redacted, then cut (the turn waits for the store: the
+#: bound keeps a huge tool result from costing it more than a fraction of a second).
+MAX_STORED_CHARS = 262_144
 
 
-def redact(value: Any) -> Any:
-    """Secrets out, everything else verbatim (no size bounds: a resumed session needs it all)."""
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if isinstance(v, str) and is_sensitive_key(str(k)) else redact(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value
+def redact(value: Any, known: KnownValues | None = None) -> Any:
+    """Secrets out, structure and ids kept (a resumed session needs them); with ``known``,
+    what a rule redacts becomes a known value of the session."""
+    return redact_value(value, max_string=MAX_STORED_CHARS, learn=known)
 
 
 class SessionStore:
@@ -44,9 +42,14 @@ class SessionStore:
             raise ValueError(f"invalid session id {session_id!r}")
         return self.root / f"{session_id}.jsonl"
 
-    def append(self, session_id: str, message: dict[str, Any]) -> None:
-        """Store one message (redacted) durably enough to survive a crash."""
-        line = json.dumps(redact(message), ensure_ascii=False, separators=(",", ":"), default=str)
+    def append(
+        self, session_id: str, message: dict[str, Any], known: KnownValues | None = None
+    ) -> None:
+        """Store one message (redacted; what rules redact becomes a value of ``known``)
+        durably enough to survive a crash."""
+        line = json.dumps(
+            redact(message, known), ensure_ascii=False, separators=(",", ":"), default=str
+        )
         with self._lock:
             fh = self._files.get(session_id)
             if fh is None:
