@@ -38,7 +38,7 @@ class ClientFactory:
 
     Every client would otherwise build its own, and that parses the whole CA bundle. The
     context verifies as httpx's default client does: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
-    else certifi's bundle. With ``transport`` (an ``httpx.AsyncBaseTransport``, shared by every
+    else certifi's bundle. With ``transport`` (``ProviderConfig.transport``, shared by every
     lane's client, so it must not hold resources of one event loop) requests go through it
     instead of the network, and no TLS context is built.
     """

@@ -42,6 +42,11 @@ class ProviderConfig:
     backoff_base: float = 0.5
     backoff_max: float = 20.0
     max_tokens: int | None = None
+    transport: Any = field(default=None, repr=False)
+    """An async transport the SDK client sends every request through instead of the network
+    (a replay serves recorded answers this way): an ``AsyncBaseTransport`` of the package the
+    installed SDK is built on, ``httpx`` (or its fork ``httpx2`` in newer SDKs). ``base_url``
+    still names the endpoint in requests and records. ``None``: the network."""
 
 
 @dataclass(slots=True)
@@ -181,7 +186,9 @@ class Provider:
 
     def __init__(self, cfg: ProviderConfig) -> None:
         self.cfg = cfg
-        self._lanes = LanePool(ClientFactory(cfg.base_url, cfg.api_key or "wayline", cfg.timeout))
+        self._lanes = LanePool(
+            ClientFactory(cfg.base_url, cfg.api_key or "wayline", cfg.timeout, cfg.transport)
+        )
         weakref.finalize(self, self._lanes.close)
 
     def client(self) -> Any:
