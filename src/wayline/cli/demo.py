@@ -96,6 +96,7 @@ def demo(base_url: str | None, model: str | None, api_key: str | None, keep: Pat
     from rich.table import Table
 
     from wayline.contract.hooks import EMITTED_HOOKS
+    from wayline.contract.private import private_directory
     from wayline.host.manifest import BUNDLED_DIR
     from wayline.runtime import build_runtime
     from wayline.testing.server import ScriptedServer
@@ -104,7 +105,7 @@ def demo(base_url: str | None, model: str | None, api_key: str | None, keep: Pat
     out = keep or Path(tempfile.mkdtemp(prefix="wayline-demo-"))
     home, work = out / "home", out / "workdir"
     work.mkdir(parents=True, exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
+    private_directory(home)  # 0700, as every wayline home
     (work / "notes.txt").write_text("wayline: every agent step observable and interceptable.\n")
     (work / "todo.txt").write_text("1. ship the relay exporter\n2. ship the otel exporter\n")
     os.environ["WAYLINE_HOME"] = str(home)

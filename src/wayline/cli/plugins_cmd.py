@@ -7,6 +7,7 @@ import json
 import click
 
 from wayline.cli.errors import fail
+from wayline.contract.private import private_directory
 from wayline.host.config import ConfigError, update_plugin_lists, wayline_home
 from wayline.host.manager import PluginManager
 
@@ -68,6 +69,8 @@ def _switch(name: str, *, enable: bool) -> None:
     except LookupError as exc:
         fail(str(exc.args[0]))  # an unknown name is bad input: exit 2
     aliases = (manifest.name, manifest.leaf)
+    # A home made here is 0700, so the config.yaml written into it is the user's alone.
+    private_directory(manager.home)
     try:
         path = update_plugin_lists(
             manager.home,

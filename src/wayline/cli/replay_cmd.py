@@ -217,8 +217,9 @@ def sft(
     if not result.samples:
         fail("nothing to export", EXIT_FAILED)
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", encoding="utf-8") as fh:
+        from wayline.contract.private import open_private
+
+        with open_private(output, "w", encoding="utf-8") as fh:  # 0600 when new
             for sample in result.samples:
                 fh.write(json.dumps(sample, ensure_ascii=False) + "\n")
     except OSError as exc:

@@ -12,6 +12,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from wayline.contract.private import PrivatePaths
 from wayline.relay import subscribers
 from wayline.relay.atof_reader import (
     AtofFormatError,
@@ -123,13 +124,17 @@ class AtofExporter:
         mode = _mode_of(config.mode)
         filename = time.strftime(config.filename, time.gmtime())
         directory = Path(config.output_directory or ".")
-        directory.mkdir(parents=True, exist_ok=True)
+        # A new file is 0600, a new directory 0700. Only the file is warned about when it is
+        # wider: the directory is wherever the configuration points (often a shared one).
+        private = PrivatePaths()
+        private.directory(directory, warn=False)
         path = directory / filename
+        flags = os.O_WRONLY | os.O_APPEND
         if mode is AtofExporterMode.Overwrite:
-            path.write_bytes(b"")
+            flags |= os.O_TRUNC
         # Unbuffered (buffering=0): write() is the syscall, so a line is with the OS when the
         # call returns, without a separate flush() per event.
-        self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the exporter
+        self._file = os.fdopen(private.open_fd(path, flags), "ab", buffering=0)
         self._write = self._file.write
         if mode is AtofExporterMode.Append:
             self._end_torn_line(path)

@@ -10,7 +10,6 @@ observe-only; ``pre_tool_call`` blocking is the plugin's veto.
 from __future__ import annotations
 
 import json
-import os
 import select
 import sys
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from wayline.contract.ids import RunContext
+from wayline.contract.private import PrivatePaths
 from wayline.host.bus import HookBus
 from wayline.runtime.danger import DangerMatch, describe, detect_dangerous
 
@@ -88,9 +88,11 @@ class Approver:
             return
         merged = sorted(self._always() | set(keys))
         tmp = self.always_file.with_suffix(".tmp")
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(merged), encoding="utf-8")
-        os.replace(tmp, self.always_file)
+        private = PrivatePaths()  # the list is config: 0600 in a 0700 directory
+        private.directory(tmp.parent)
+        with private.open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(merged))
+        private.replace(tmp, self.always_file)
 
     def check(self, command: str, ctx: RunContext, tool_call_id: str) -> Decision:
         """Approve or refuse ``command``; fires the approval hooks when a human is asked."""

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from wayline.contract.private import PrivatePaths
 from wayline.host.config import ConfigError
 from wayline.redaction import KnownValues, redact_value
 
@@ -35,6 +36,7 @@ class SessionStore:
         self.root = root
         self._lock = threading.Lock()
         self._files: dict[str, Any] = {}
+        self._private = PrivatePaths()  # transcripts 0600 in a 0700 directory
 
     def path(self, session_id: str) -> Path:
         """The transcript file of ``session_id``."""
@@ -53,8 +55,10 @@ class SessionStore:
         with self._lock:
             fh = self._files.get(session_id)
             if fh is None:
-                self.root.mkdir(parents=True, exist_ok=True)
-                fh = self._files[session_id] = self.path(session_id).open("a", encoding="utf-8")
+                self._private.directory(self.root)
+                fh = self._files[session_id] = self._private.open(
+                    self.path(session_id), "a", encoding="utf-8"
+                )
             fh.write(line + "\n")
             fh.flush()  # to the OS before returning: a killed process keeps every whole line
 
@@ -63,8 +67,8 @@ class SessionStore:
         even when the process dies before its first message is stored."""
         with self._lock:
             if session_id not in self._files:
-                self.root.mkdir(parents=True, exist_ok=True)
-                fh = self.path(session_id).open("a", encoding="utf-8")
+                self._private.directory(self.root)
+                fh = self._private.open(self.path(session_id), "a", encoding="utf-8")
                 self._files[session_id] = fh
 
     def close(self, session_id: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wayline.contract.private import open_private
 from wayline.viewer.load import (
     Trajectory,
     ViewerInputError,
@@ -30,10 +31,13 @@ from wayline.viewer.tree import trajectory_tree
 
 
 def write_page(trajectories: list[Trajectory], out: str | Path, title: str | None = None) -> Path:
-    """Write :func:`render_page` to ``out`` (parents created) and return its path."""
+    """Write :func:`render_page` to ``out`` (parents created) and return its path.
+
+    A new page is 0600 (it holds the conversation), new directories 0700."""
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_page(trajectories, title), encoding="utf-8")
+    page = render_page(trajectories, title)
+    with open_private(path, "w", encoding="utf-8") as fh:
+        fh.write(page)
     return path
 
 

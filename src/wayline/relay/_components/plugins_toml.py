@@ -293,8 +293,7 @@ class Activation:
 
 
 def atof_exporter(settings: AtofSettings) -> AtofExporter:
-    """An ATOF file exporter for ``settings`` (its directory is created)."""
-    Path(settings.output_directory).mkdir(parents=True, exist_ok=True)
+    """An ATOF file exporter for ``settings`` (its directory is created, 0700 when new)."""
     cfg = AtofExporterConfig()
     cfg.output_directory = settings.output_directory
     cfg.filename = settings.filename

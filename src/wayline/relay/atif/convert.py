@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wayline.contract.private import PrivatePaths
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode
@@ -60,10 +61,15 @@ def convert_events(
     """
     opts = options if options is not None else ConvertOptions()
     directory = Path(out_dir)
+    # New files 0600 in new 0700 directories; the directory is the caller's, so what is
+    # already there keeps its mode without a warning.
     writer = TrajectoryWriter(
-        directory, filename_template=opts.filename_template, subagents=opts.subagents
+        directory,
+        filename_template=opts.filename_template,
+        subagents=opts.subagents,
+        private=PrivatePaths(warn=False),
     )
-    directory.mkdir(parents=True, exist_ok=True)
+    writer.private.directory(directory)
     report = ConvertReport(written=writer.written)
 
     def complete(node: TrajectoryNode) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import NoneType
 from typing import Any
 
+from wayline.contract.private import PrivatePaths
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
@@ -113,6 +114,7 @@ class AtifExporter:
         self._pending: deque[Pending] = deque()
         self._names: set[str] = set()
         self._failed = False
+        self._private = PrivatePaths()  # one warning per wide path, not one per snapshot
 
     def _new_builder(self) -> TrajectoryBuilder:
         return TrajectoryBuilder(self._info, session_id=self.session_id, infer_agent=self._infer)
@@ -231,7 +233,11 @@ class AtifExporter:
         self, directory: Path, template: str, subagents: SubagentMode, *, durable: bool = True
     ) -> list[Path]:
         writer = TrajectoryWriter(
-            directory, filename_template=template, subagents=subagents, durable=durable
+            directory,
+            filename_template=template,
+            subagents=subagents,
+            durable=durable,
+            private=self._private,
         )
         with self._lock:
             self._drain_locked()

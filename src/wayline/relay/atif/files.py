@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+from wayline.contract.private import PrivatePaths
 from wayline.relay.atif.jsontext import dumps_document, trajectory_text
 from wayline.relay.atif.model import TrajectoryNode
 
@@ -25,12 +26,17 @@ def write_json_atomic(path: Path, document: Any) -> None:
     write_text_atomic(path, dumps_document(document))
 
 
-def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+def write_text_atomic(
+    path: Path, text: str, *, durable: bool = True, private: PrivatePaths | None = None
+) -> None:
     """Write ``text`` plus a newline so that it appears at ``path`` all at once (as above).
 
     ``durable=False`` skips the flush to disk: for snapshots that a later durable write
-    supersedes (a live session's file). Readers still never see a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    supersedes (a live session's file). Readers still never see a partial file. A new file
+    is 0600 in directories created 0700; a file replaced keeps its mode (``private`` warns,
+    once, when that mode is wider)."""
+    private = private if private is not None else PrivatePaths()
+    private.directory(path.parent, warn=False)  # the file is warned about, as in AtofExporter
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -39,8 +45,7 @@ def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        os.chmod(temp_name, 0o644)
-        os.replace(temp_name, path)
+        private.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
@@ -71,7 +76,8 @@ class TrajectoryWriter:
     writes every embedded sub-agent as a standalone file and points its reference at it
     (``trajectory_path``). A root without steps is not a valid ATIF document, so only its
     sub-agents are written (standalone). Names already written by this writer get a ``-2``, ``-3``
-    … suffix instead of being overwritten.
+    … suffix instead of being overwritten. Files are created 0600 in directories created 0700
+    (:mod:`wayline.contract.private`); pass ``private`` to share one warner across writers.
     """
 
     def __init__(
@@ -81,6 +87,7 @@ class TrajectoryWriter:
         filename_template: str = DEFAULT_FILENAME_TEMPLATE,
         subagents: SubagentMode = "embedded",
         durable: bool = True,
+        private: PrivatePaths | None = None,
     ) -> None:
         check_template(filename_template)
         if subagents not in SUBAGENT_MODES:
@@ -89,6 +96,8 @@ class TrajectoryWriter:
         self.template = filename_template
         self.subagents = subagents
         self.durable = durable  # fsync each file (see write_text_atomic)
+        # Files 0600 in 0700 directories; a writer kept across writes warns once per path.
+        self.private = private if private is not None else PrivatePaths()
         self.written: list[Path] = []
         self.dropped = 0
         self._names: set[str] = set()
@@ -126,10 +135,20 @@ class TrajectoryWriter:
             for child in node.descendants():
                 standalone[child] = self._name_for(child)
         paths = [self.directory / own]
-        write_text_atomic(paths[0], trajectory_text(node, standalone.get), durable=self.durable)
+        write_text_atomic(
+            paths[0],
+            trajectory_text(node, standalone.get),
+            durable=self.durable,
+            private=self.private,
+        )
         for child, name in standalone.items():
             target = self.directory / name
-            write_text_atomic(target, trajectory_text(child, standalone.get), durable=self.durable)
+            write_text_atomic(
+                target,
+                trajectory_text(child, standalone.get),
+                durable=self.durable,
+                private=self.private,
+            )
             paths.append(target)
         self.written.extend(paths)
         return paths
