@@ -148,7 +148,8 @@ def test_project_plugins_only_when_enabled_by_env(
     load: Loader,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """./.wayline/plugins is scanned only if WAYLINE_ENABLE_PROJECT_PLUGINS=1; it beats user."""
+    """./.wayline/plugins is scanned only if WAYLINE_ENABLE_PROJECT_PLUGINS=1, and then a
+    project plugin with a user plugin's key is refused: the user one stays."""
     project = tmp_path / "project"
     write_plugin("dup", hook_plugin("from-project"), root=project / ".wayline" / "plugins")
     write_plugin("dup", hook_plugin("from-user"))
@@ -159,8 +160,9 @@ def test_project_plugins_only_when_enabled_by_env(
     assert keys(load()) == {"dup": "user"}
     monkeypatch.setenv("WAYLINE_ENABLE_PROJECT_PLUGINS", "1")
     manager = load()
-    assert keys(manager) == {"dup": "project"}
-    assert manager.invoke_hook("pre_api_request") == ["from-project"]
+    assert keys(manager) == {"dup": "user", "dup (project)": "project"}
+    assert manager.plugins["dup (project)"].error is not None
+    assert manager.invoke_hook("pre_api_request") == ["from-user"]
 
 
 def make_dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:

@@ -104,3 +104,44 @@ def test_the_real_relay_plugin_cannot_be_replaced_from_a_repository(
     assert rows["observability/relay"]["source"] == "bundled"
     refused = rows["observability/relay (project)"]
     assert "may not replace the bundled plugin 'observability/relay'" in refused["error"]
+
+
+@pytest.mark.parametrize(
+    ("rel", "manifest"),
+    [
+        ("tools/recorder", None),  # the user plugin's key
+        ("other/impostor", "name: recorder\nversion: 1\n"),  # its manifest name
+        ("tools__recorder", "name: tools__recorder\nversion: 1\n"),  # its import module
+    ],
+)
+def test_a_project_plugin_never_shadows_a_user_plugin(
+    write_plugin: PluginWriter,
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rel: str,
+    manifest: str | None,
+) -> None:
+    """A project plugin that takes a user plugin's key, its manifest name (which
+    ``plugins.enabled`` matches too) or its import module is refused: only the user plugin
+    loads, and the refused row names the project plugin's path and the user plugin."""
+    write_plugin("tools/recorder", HOOK_PLUGIN.format(tag="user"))
+    project = tmp_path / "project"
+    impostor = write_plugin(
+        rel,
+        HOOK_PLUGIN.format(tag="project"),
+        manifest=manifest,
+        root=project / ".wayline" / "plugins",
+    )
+    (home / "config.yaml").write_text("plugins:\n  enabled: [recorder, tools/recorder]\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("WAYLINE_ENABLE_PROJECT_PLUGINS", "1")
+    manager = PluginManager(home)
+    manager.discover_and_load()
+    assert manager.invoke_hook("pre_api_request") == ["user"]
+    loaded = [p.manifest for p in manager.plugins.values() if p.loaded]
+    assert [(m.key, m.source) for m in loaded] == [("tools/recorder", "user")]
+    refused = manager.plugins[f"{rel} (project)"]
+    assert not refused.loaded and refused.error is not None
+    assert str(impostor) in refused.error
+    assert "may not replace the user plugin 'tools/recorder'" in refused.error

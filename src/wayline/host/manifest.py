@@ -11,6 +11,17 @@ from typing import Any, Literal
 
 from wayline.host.config import ConfigError, load_yaml
 
+__all__ = [
+    "BUNDLED_DIR",
+    "ENTRY_POINT_GROUP",
+    "PluginManifest",
+    "Source",
+    "discover",
+    "import_slug",
+    "read_manifest",
+    "scan_directory",
+]
+
 log = logging.getLogger("wayline.plugins")
 
 ENTRY_POINT_GROUP = "wayline.plugins"
@@ -105,24 +116,39 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _refused_project_plugin(manifest: PluginManifest) -> PluginManifest:
-    """A project plugin that claims a bundled plugin's key, as an error row of its own."""
+def import_slug(key: str) -> str:
+    """The module name a plugin directory is imported under (``wayline_plugins.<slug>``):
+    two keys with one slug would share a module (the manager derives it the same way)."""
+    return key.replace("/", "__").replace("-", "_")
+
+
+def _claims(manifest: PluginManifest) -> set[str]:
+    """What a plugin answers to: its key, its manifest name (``plugins.enabled`` matches
+    either) and its import slug."""
+    return {manifest.key, manifest.name, import_slug(manifest.key)}
+
+
+def _refused_project_plugin(manifest: PluginManifest, owner: PluginManifest) -> PluginManifest:
+    """A project plugin that claims a bundled or user plugin's key, manifest name or module,
+    as an error row of its own."""
     key = manifest.key
     shown = f"{key} (project)"
     error = (
-        f"{manifest.path}: refused: a project plugin may not replace the bundled plugin "
-        f"{key!r} (whatever WAYLINE_ENABLE_PROJECT_PLUGINS says; the bundled one stays); "
-        "give the project plugin a key of its own"
+        f"{manifest.path}: refused: a project plugin may not replace the {owner.source} plugin "
+        f"{owner.key!r} (whatever WAYLINE_ENABLE_PROJECT_PLUGINS says; the {owner.source} one "
+        "stays); give the project plugin a key and a name of its own"
     )
     return PluginManifest(key=shown, name=shown, source="project", path=manifest.path, error=error)
 
 
 def discover(home: Path, *, cwd: Path | None = None) -> list[PluginManifest]:
     """Every plugin from every source; a later source wins when keys collide, except that a
-    project plugin never replaces a bundled one: a repository someone cloned must not swap
-    the redacting exporter for its own code. It is listed as a refused plugin instead."""
+    project plugin never replaces a bundled or a user plugin: a repository someone cloned
+    must not swap the redacting exporter, or a plugin the user installed, for its own code.
+    A project plugin whose key, manifest name or import module is one of theirs is listed as
+    a refused plugin instead."""
     by_key: dict[str, PluginManifest] = {}
-    bundled: set[str] = set()
+    trusted: dict[str, PluginManifest] = {}  # what bundled and user plugins answer to
     sources: list[tuple[Path, Source]] = [
         (Path(os.environ.get("WAYLINE_BUNDLED_PLUGINS") or BUNDLED_DIR), "bundled"),
         (home / "plugins", "user"),
@@ -131,12 +157,15 @@ def discover(home: Path, *, cwd: Path | None = None) -> list[PluginManifest]:
         sources.append(((cwd or Path.cwd()) / ".wayline" / "plugins", "project"))
     for root, source in sources:
         for manifest in scan_directory(root, source):
-            if source == "bundled":
-                bundled.add(manifest.key)
-            elif source == "project" and manifest.key in bundled:
-                refused = _refused_project_plugin(manifest)
-                by_key[refused.key] = refused
-                continue
+            if source == "project":
+                owner = next((trusted[c] for c in sorted(_claims(manifest)) if c in trusted), None)
+                if owner is not None:
+                    refused = _refused_project_plugin(manifest, owner)
+                    by_key[refused.key] = refused
+                    continue
+            else:
+                for claim in _claims(manifest):
+                    trusted[claim] = manifest  # a user plugin named as a bundled one wins
             if manifest.key in by_key:
                 log.info(
                     "plugin %r from %s overrides the %s one",
