@@ -1,4 +1,4 @@
-"""A project plugin (``./.wayline/plugins``) never replaces a bundled plugin."""
+"""A project plugin (``./.wayline/plugins``) never replaces a bundled or a user plugin."""
 
 from __future__ import annotations
 
