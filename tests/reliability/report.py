@@ -127,6 +127,19 @@ def _rows(full: bool) -> list[Row]:
         Row("4 secrets: secrets cut in half by a bound", "secrets_cut_in_half"),
         Row("4 secrets: 1 MB adversarial text, worst CPU ms", "secrets_adversarial_ms"),
         Row("4 secrets: 1 MB / 50 KB time (linear: 20)", "secrets_adversarial_growth"),
+        Row(
+            "4 secrets: 1 MB of each rule trigger / known-value text, worst CPU ms",
+            "secrets_trigger_ms",
+        ),
+        Row("4 secrets: its 1 MB / 50 KB time (linear: 20)", "secrets_trigger_growth"),
+        Row(
+            "4 secrets: known values planted (env + .env, printed every way)",
+            "secrets_known_planted",
+        ),
+        Row(
+            "4 secrets: known values in ATOF, ATIF, OTel, store, view page, stderr",
+            "secrets_known_leaks",
+        ),
         Row("5 malformed input: hand-written cases", "malformed_cases"),
         Row("5 malformed input: cases without one clear error", "malformed_bad"),
         Row(

@@ -432,6 +432,59 @@ def time_adversarial(size: int) -> dict[str, float]:
     return out
 
 
+# After a rule family's trigger: what makes a value's end hard to find (separators, quotes,
+# escapes, an unclosed call, an @ or a _ in a token, a line break).
+_TAILS = ('=a_b@c:d "x ', ": 'tok_en@h\\n", "(-----BEGIN PRIVATE KEY-----x_")
+
+
+def trigger_texts(size: int, step: int = 1) -> dict[str, str]:
+    """For every trigger word of the active rules (one in ``step``), ``size`` chars of it
+    followed by each hostile tail in turn, and texts made of known values: one repeated, its
+    prefix repeated (the automaton's worst), its base64 wrapped over lines."""
+    from wayline.redaction.redact import _current
+
+    triggers = _current().triggers[::step]
+    texts = {}
+    for trigger in triggers:
+        unit = "".join(trigger + tail for tail in _TAILS)
+        texts[f"trigger {trigger!r}"] = (unit * (size // len(unit) + 1))[:size]
+    value = KNOWN_SAMPLE
+    encoded = base64.b64encode(value.encode() * 40).decode()
+    for name, unit in (
+        ("known value repeated", value + " "),
+        ("known value's prefix repeated", value[:-1] + "#"),
+        (
+            "known value in wrapped base64",
+            "\n".join(encoded[i : i + 76] for i in range(0, 760, 76)),
+        ),
+    ):
+        texts[name] = (unit * (size // len(unit) + 1))[:size]
+    return texts
+
+
+KNOWN_SAMPLE = "kN0wnV4lue-for-the-timing_texts"
+
+
+def time_triggers(size: int, step: int = 1) -> dict[str, float]:
+    """CPU seconds ``redact_text`` takes on each of ``trigger_texts(size, step)``, with
+    ``KNOWN_SAMPLE`` a known value meanwhile."""
+    return {name: time_of(text) for name, text in trigger_texts(size, step).items()}
+
+
+def time_of(text: str) -> float:
+    """CPU seconds of one ``redact_text(text)``, with ``KNOWN_SAMPLE`` a known value."""
+    from wayline.redaction import KnownValues
+
+    known = KnownValues()
+    known.add(KNOWN_SAMPLE, "timing")
+    redact_text("")  # the automaton of the known values is built now, not in the timing
+    start = time.process_time()  # CPU time: the machine may be shared
+    redact_text(text)
+    spent = time.process_time() - start
+    del known
+    return spent
+
+
 def _print_tally(title: str, tally: Tally) -> None:
     print(f"\n{title}")
     for label, misses, cases in tally.rows():
@@ -460,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     for size in (50_000, 1_000_000):
         worst = max(time_adversarial(size).items(), key=lambda kv: kv[1])
         print(f"adversarial {size} chars: worst {worst[0]!r} {worst[1]:.2f} s")
+        worst = max(time_triggers(size).items(), key=lambda kv: kv[1])
+        print(f"rule triggers and known values, {size} chars: worst {worst[0]} {worst[1]:.2f} s")
     return 0
 
 
