@@ -70,8 +70,11 @@ SCRIPT: dict[str, Any] = {
 }
 
 
-def record(root: Path) -> dict[str, Path]:
-    """Run `wayline chat` with both plugins on; the ATOF, ATIF and live span files."""
+def record(root: Path, live_env: dict[str, str] | None = None) -> dict[str, Path]:
+    """Run `wayline chat` with both plugins on; the ATOF, ATIF and live span files.
+
+    ``live_env``: the otel plugin's settings instead of the span file (say, OTLP to a backend).
+    """
     home, work = root / "home", root / "work"
     home.mkdir(parents=True)
     work.mkdir()
@@ -87,8 +90,10 @@ def record(root: Path) -> dict[str, Path]:
             "WAYLINE_HOME": str(home),
             "WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY": str(root / "atof"),
             "WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY": str(root / "atif"),
-            "WAYLINE_OTEL_EXPORTER": "file",
-            "WAYLINE_OTEL_FILE": str(root / "live.jsonl"),
+            **(
+                live_env
+                or {"WAYLINE_OTEL_EXPORTER": "file", "WAYLINE_OTEL_FILE": str(root / "live.jsonl")}
+            ),
         }
         proc = subprocess.run(
             [*WAYLINE_CHAT, "-t", "delegation,terminal,file", "--yolo", "-Q"],

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from export_support import json_spans
+from export_support import json_spans, record
 from mlflow_env import MlflowServer
 from mlflow_env import ensure_venv as ensure_mlflow
 from mlflow_env import start as start_mlflow
@@ -130,6 +130,44 @@ def test_phoenix_stores_the_exported_session_once(
     assert json.loads(over_grpc.stdout)["spans_exported"] == len(live)
     time.sleep(2)  # give a duplicate time to land, were there one
     assert len(stored()) == len(live)
+
+
+def test_phoenix_stores_live_atof_and_atif_of_a_session_once(
+    phoenix: Phoenix, tmp_path: Path
+) -> None:
+    """A session sent live by the otel plugin, then exported from its ATOF and from its ATIF,
+    is one trace in Phoenix with each span once: the three give every span the same ids."""
+    project = "wayline-live-and-exports"
+
+    def stored() -> list[dict[str, Any]]:
+        path = f"/v1/projects/{urllib.parse.quote(project)}/spans?limit=500"
+        try:
+            body = phoenix.get_json(path)
+        except OSError:
+            return []
+        return list(body.get("data") or []) if isinstance(body, dict) else []
+
+    live_env = {
+        "WAYLINE_OTEL_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.base_url,
+        "OTEL_SERVICE_NAME": project,
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    recorded = record(tmp_path, live_env)
+    live = poll(stored, 10)
+    assert len(live) >= 10  # the live plugin's spans are in before the exports are sent
+    args = ["--endpoint", phoenix.base_url, "--no-metrics"]
+    env = {"OTEL_SERVICE_NAME": project}
+    from_atof = export(recorded["atof"], home=recorded["home"], args=args, env=env)
+    assert from_atof.returncode == 0, from_atof.stderr
+    count = json.loads(from_atof.stdout)["spans_exported"]
+    assert count >= 10
+    from_atif = export(recorded["atif"], home=recorded["home"], args=args, env=env)
+    assert from_atif.returncode == 0, from_atif.stderr
+    assert json.loads(from_atif.stdout)["spans_exported"] == count
+    spans = poll(stored, count)
+    assert len(spans) == count  # live + ATOF + ATIF: each span stored once
+    assert len({s["context"]["trace_id"] for s in spans}) == 1  # one turn, one trace
 
 
 def test_mlflow_stores_the_exported_session_once(

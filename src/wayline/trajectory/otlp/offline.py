@@ -5,20 +5,19 @@ The recorded hook calls (:mod:`.recorded`) drive the live plugin's own
 calling thread, with the thread's clock pinned to each hook's recorded time: span names,
 parents, attributes, statuses and times come from the one mapping the live plugin uses.
 
-Trace and span ids come from :class:`SessionIds`, a sequence keyed by the session: the same
-file exported twice gives the same ids, so a backend that keys spans by id stores them once.
+Trace and span ids are the live plugin's: derived from the session and what each span stands
+for (``observability/otel``'s ``ids``), so the live record, the ATOF export and the ATIF
+export of one session give the same ids, and a backend that keys spans by id stores each once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from wayline.plugins.observability.otel.observer import OtelObserver
 from wayline.plugins.observability.otel.pipeline import Pipeline, build_pipeline
@@ -26,40 +25,10 @@ from wayline.plugins.observability.otel.settings import OtelSettings
 from wayline.relay.clock import pin, pinned_ns
 from wayline.trajectory.otlp.recorded import HookCall
 
-__all__ = ["OfflineExport", "SessionIds", "export_settings"]
+__all__ = ["OfflineExport", "export_settings"]
 
 _FLUSH_EVERY = 4096
 """Hook calls between span flushes: the batch queue never fills up and drops spans."""
-
-
-class SessionIds(IdGenerator):
-    """Trace and span ids from a hash of (session key, kind, sequence number).
-
-    :meth:`reseed` starts the sequence of one recorded session; the observer starts spans in
-    the recorded order, so the n-th span of a session gets the same id on every export.
-    """
-
-    def __init__(self) -> None:
-        self._seed = ""
-        self._n = 0
-
-    def reseed(self, seed: str) -> None:
-        """Start the id sequence of the session (or file) keyed ``seed``."""
-        self._seed = seed
-        self._n = 0
-
-    def _next(self, kind: str, size: int) -> int:
-        self._n += 1
-        digest = hashlib.sha256(f"{self._seed}\x00{kind}\x00{self._n}".encode()).digest()
-        return int.from_bytes(digest[:size], "big") or 1  # zero is an invalid id
-
-    def generate_span_id(self) -> int:
-        """The next span id of the session."""
-        return self._next("span", 8)
-
-    def generate_trace_id(self) -> int:
-        """The next trace id of the session."""
-        return self._next("trace", 16)
 
 
 def export_settings(
@@ -95,11 +64,10 @@ def _export_timeout_ms(settings: OtelSettings) -> int:
 
 @dataclass
 class OfflineExport:
-    """One export run: a pipeline, the observer, and the session-keyed id sequence."""
+    """One export run: a pipeline and the live plugin's observer."""
 
     pipeline: Pipeline
     observer: OtelObserver
-    ids: SessionIds
 
     @classmethod
     def build(
@@ -109,22 +77,22 @@ class OfflineExport:
         span_exporter: SpanExporter | None = None,
         metric_reader: MetricReader | None = None,
     ) -> OfflineExport:
-        """A pipeline for ``settings`` (or the given exporter/reader) with session-keyed ids."""
-        ids = SessionIds()
+        """A pipeline for ``settings`` (or the given exporter/reader)."""
         pipeline = build_pipeline(
-            settings, span_exporter=span_exporter, metric_reader=metric_reader, id_generator=ids
+            settings, span_exporter=span_exporter, metric_reader=metric_reader
         )
         # The observer's clock is the recorded time too: TTL sweeps and approval waits are
         # measured as they happened, not as fast as the file is read.
         observer = OtelObserver(settings, pipeline, clock=_recorded_clock)
-        return cls(pipeline, observer, ids)
+        return cls(pipeline, observer)
 
     def session(self, seed: str, calls: Iterable[HookCall]) -> int:
-        """Feed one recorded session's hook calls (ids keyed by ``seed``); how many were fed.
+        """Feed one recorded session's hook calls; how many were fed. ``seed`` names the file
+        or session in messages only: ids come from what each span stands for.
 
         Open spans are ended at the last recorded time, as the live plugin ends them at exit.
         """
-        self.ids.reseed(seed)
+        del seed
         fed = 0
         last: int | None = None
         try:

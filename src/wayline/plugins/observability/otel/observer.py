@@ -65,6 +65,19 @@ def _ns(epoch_s: Any) -> int | None:
     return None
 
 
+def _child(state: TurnState, what: str) -> str | None:
+    """The span key of ``what`` in a turn (its root's key extended), if the root has one."""
+    return f"{state.key}/{what}" if state.key else None
+
+
+def _session_key(kw: Mapping[str, Any], what: str, ident: Any) -> str | None:
+    """The span key ``<session>/<what>/<id>`` of a call known by its own id, if both exist."""
+    sid = kw.get("session_id")
+    if isinstance(sid, str) and sid and isinstance(ident, str) and ident:
+        return f"{sid}/{what}/{ident}"
+    return None
+
+
 def _seconds(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
@@ -86,7 +99,7 @@ class OtelObserver:
         self.settings = settings
         self.pipeline = pipeline
         self.c = Cleaner(settings)
-        self.t = Tracker(pipeline.tracer, settings.root_span_ttl_ms, clock)
+        self.t = Tracker(pipeline.tracer, settings.root_span_ttl_ms, clock, pipeline.ids)
         self.m = Instruments(pipeline.meter)
         self.cost = CostMeter(pipeline.meter)
         self.turns = Turns(
@@ -175,7 +188,7 @@ class OtelObserver:
             if "input.value" in attrs and self.c.content:
                 state.root.set_attribute("input.value", self.c.text(kw.get("user_message")))
             name = f"llm.{self.c.ident(kw.get('model') or 'unknown', LABEL_MAX)}"
-            state.llm = self.t.start(name, state.root, attrs)
+            state.llm = self.t.start(name, state.root, attrs, key=_child(state, "llm"))
             state.open[("llm", state.turn_id)] = state.llm
 
     def post_llm_call(self, **kw: Any) -> None:
@@ -204,7 +217,10 @@ class OtelObserver:
         with self.t.lock:
             state = self.turns.open_turn(kw)
             parent = (state.llm or state.root) if state is not None else None
-            span = self.t.start(name, parent, attrs, kind=SpanKind.CLIENT, start_time=start)
+            key = _child(state, f"api/{state.api_attempts + 1}") if state is not None else None
+            span = self.t.start(
+                name, parent, attrs, kind=SpanKind.CLIENT, start_time=start, key=key
+            )
             if state is None:
                 self.t.loose[("api", rid)] = (span, self.t.clock())
                 return
@@ -306,7 +322,8 @@ class OtelObserver:
             if state is not None:
                 parent = state.apis.get(str(kw.get("api_request_id") or ""))
                 parent = parent or state.parent_for_children()
-            span = self.t.start(f"tool.{name}", parent, attrs)
+            key = _session_key(kw, "tool", kw.get("tool_call_id"))
+            span = self.t.start(f"tool.{name}", parent, attrs, key=key)
             if state is None:
                 self.t.loose[("tool", call_id)] = (span, self.t.clock())
                 return
@@ -333,7 +350,8 @@ class OtelObserver:
                 span = loose[0] if loose else None
             if span is None:  # no pre_tool_call seen (blocked before it, or loaded late)
                 parent = state.parent_for_children() if state is not None else None
-                span = self.t.start(f"tool.{name}", parent, tool_start_attrs(self.c, kw))
+                key = _session_key(kw, "tool", call_id)
+                span = self.t.start(f"tool.{name}", parent, tool_start_attrs(self.c, kw), key=key)
             if state is not None:
                 state.outcomes[outcome] = state.outcomes.get(outcome, 0) + 1
             error = str(attrs.get("error.message") or "tool error") if outcome == "error" else None
@@ -365,7 +383,8 @@ class OtelObserver:
                         attrs["gen_ai.tool.call.id"] = self.c.ident(tool_call)
                 parent = state.tool_parents.get(tool_call) if tool_call else None
                 parent = parent or state.parent_for_children()
-            span = self.t.start(f"subagent.{role}", parent, attrs)
+            key = f"{state.session_id}/subagent/{child}" if state is not None else None
+            span = self.t.start(f"subagent.{role}", parent, attrs, key=key)
             parent_sid = kw.get("parent_session_id")
             parent_turn = kw.get("parent_turn_id")
             self.t.delegations[child] = Delegation(
@@ -423,7 +442,9 @@ class OtelObserver:
             if state is not None:
                 parent = state.tool_parents.get(str(kw.get("tool_call_id") or ""))
                 parent = parent or state.parent_for_children()
-            span = self.t.start(f"approval.{pattern}", parent, attrs)
+            span = self.t.start(
+                f"approval.{pattern}", parent, attrs, key=_session_key(kw, "approval", key)
+            )
             if state is None:
                 self.t.loose[("approval", key)] = (span, self.t.clock())
                 return

@@ -22,7 +22,6 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
@@ -33,6 +32,7 @@ from wayline.plugins.observability.otel.export import (
     JsonLinesSpanExporter,
     OnceFilter,
 )
+from wayline.plugins.observability.otel.ids import KeyedIds
 from wayline.plugins.observability.otel.settings import (
     OtelConfigError,
     OtelSettings,
@@ -169,6 +169,8 @@ class Pipeline:
     counter: CountingSpanExporter | None
     meter_provider: MeterProvider | None
     log_filter: OnceFilter | None = None
+    ids: KeyedIds = field(default_factory=KeyedIds)
+    """The tracer's id generator: ids keyed by what each span stands for (see ``ids``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = False
 
@@ -220,18 +222,17 @@ def build_pipeline(
     *,
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
-    id_generator: IdGenerator | None = None,
 ) -> Pipeline:
-    """Providers for ``settings``; an explicit exporter or reader replaces the configured one
-    (``id_generator``: ``wayline export otlp``'s ids keyed by the recorded session)."""
+    """Providers for ``settings``; an explicit exporter or reader replaces the configured one."""
     resource = _resource(settings)
+    ids = KeyedIds()
     # shutdown_on_exit=False: the plugin's own atexit hook ends open spans first, then
     # shuts the providers down with bounded waits (the SDK's would export on exit unbounded).
     tracer_provider = TracerProvider(
         resource=resource,
         sampler=_sampler(settings),
         shutdown_on_exit=False,
-        id_generator=id_generator,
+        id_generator=ids,
     )
     if span_exporter is None:
         span_exporter = _span_exporter(settings)
@@ -261,4 +262,6 @@ def build_pipeline(
         log_filter = OnceFilter()
         for name in OTLP_LOGGERS:
             logging.getLogger(name).addFilter(log_filter)
-    return Pipeline(tracer_provider, tracer, meter, processor, counter, meter_provider, log_filter)
+    return Pipeline(
+        tracer_provider, tracer, meter, processor, counter, meter_provider, log_filter, ids
+    )

@@ -21,6 +21,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from wayline.plugins.observability.hookqueue import event_time_ns
 from wayline.plugins.observability.otel.attributes import Attrs
+from wayline.plugins.observability.otel.ids import KeyedIds
 
 Key = tuple[str, str]
 
@@ -35,6 +36,8 @@ class TurnState:
     root: Span
     started: float
     is_subagent: bool = False
+    key: str = ""
+    """The key of the turn's root span (``<session>/<n>``), which its children's keys extend."""
     llm: Span | None = None
     apis: dict[str, Span] = field(default_factory=dict)
     last_api: Span | None = None
@@ -71,6 +74,7 @@ class PendingRoot:
     started: float
     kind: str
     is_subagent: bool
+    key: str = ""
 
 
 @dataclass
@@ -111,9 +115,14 @@ class Tracker:
     """The maps of open spans, plus span creation with explicit parents and the TTL sweep."""
 
     def __init__(
-        self, tracer: Tracer, ttl_ms: int, clock: Callable[[], float] = time.monotonic
+        self,
+        tracer: Tracer,
+        ttl_ms: int,
+        clock: Callable[[], float] = time.monotonic,
+        ids: KeyedIds | None = None,
     ) -> None:
         self.tracer = tracer
+        self.ids = ids
         self.ttl = ttl_ms / 1000.0
         self.clock = clock
         self.lock = threading.RLock()
@@ -123,6 +132,8 @@ class Tracker:
         self.subagent_sessions: set[str] = set()
         # Spans whose hooks carried no usable turn id, by (what, id), with their start time.
         self.loose: dict[Key, tuple[Span, float]] = {}
+        # Roots started per session: the n-th turn's root is keyed <session>/<n>.
+        self.roots: dict[str, int] = {}
         self._last_sweep = clock()
 
     # -- creating spans ----------------------------------------------------------------------
@@ -135,18 +146,27 @@ class Tracker:
         kind: SpanKind = SpanKind.INTERNAL,
         start_time: int | None = None,
         links: list[Link] | None = None,
+        key: str | None = None,
     ) -> Span:
-        """A span under ``parent`` (or a new trace: never the thread's ambient context)."""
+        """A span under ``parent`` (or a new trace: never the thread's ambient context), with
+        ids derived from ``key`` (what the span stands for; see ``ids``) when given."""
         # An empty context, not None: None would mean the thread's ambient context.
         context = trace.set_span_in_context(parent) if parent is not None else Context()
-        return self.tracer.start_span(
-            name,
-            context,
-            kind=kind,
-            attributes=attrs,
-            links=links,
-            start_time=start_time if start_time is not None else event_time_ns(),
-        )
+        ids = self.ids
+        if ids is not None:
+            ids.starting(key)
+        try:
+            return self.tracer.start_span(
+                name,
+                context,
+                kind=kind,
+                attributes=attrs,
+                links=links,
+                start_time=start_time if start_time is not None else event_time_ns(),
+            )
+        finally:
+            if ids is not None:
+                ids.starting(None)
 
     # -- lookups -----------------------------------------------------------------------------
     def turn(self, turn_id: Any) -> TurnState | None:

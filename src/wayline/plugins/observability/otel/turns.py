@@ -119,9 +119,13 @@ class Turns:
         attrs = root_attrs(self.c, kw, kind, self.settings.agent_name, sid or "")
         attrs.update(link_attrs)
         attrs.update(extra)
-        span = self.t.start(kind, parent, attrs, links=links)
+        key = None
+        if sid:
+            n = self.t.roots[sid] = self.t.roots.get(sid, 0) + 1
+            key = f"{sid}/{n}"
+        span = self.t.start(kind, parent, attrs, links=links, key=key)
         # Only an in-process child is a subagent here: a linked one is top-level in its process.
-        return PendingRoot(span, self.t.clock(), kind, parent is not None)
+        return PendingRoot(span, self.t.clock(), kind, parent is not None, key or "")
 
     def open_turn(self, kw: Mapping[str, Any]) -> TurnState | None:
         """The turn of ``kw['turn_id']``, adopting the pending root or synthesizing one."""
@@ -143,6 +147,7 @@ class Turns:
             pending.span,
             pending.started,
             pending.is_subagent,
+            pending.key,
         )
         self.t.turns[turn_id] = state
         return state
