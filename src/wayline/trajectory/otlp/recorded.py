@@ -28,7 +28,6 @@ _NOT_HOOK_KEYS = frozenset(
         "otel.status_description",
         "nemo_relay_scope_role",
         "subagent_id",
-        "middleware_trace",
         "original_arguments",
     }
 )
@@ -143,7 +142,9 @@ class _AtofHooks:
             timing["api_duration"] = (ns - began) / 1e9
         meta = _dict(event.get("metadata"))
         if meta.get("otel.status_code") == "ERROR":
-            failure = _dict(data)
+            # wayline's relay plugin records the hook's error under "error"; other writers may
+            # put its fields at the top.
+            failure = _dict(_dict(data).get("error")) or _dict(data)
             error = {k: failure[k] for k in ("type", "message") if k in failure}
             extra = {
                 k: failure[k]

@@ -53,6 +53,9 @@ class _Trajectory:
         self.turns = 0
         self.attempts = 0
         self.answer: Any = None
+        # How the open turn ended, when its last model call failed: "interrupted" (a
+        # cancelled turn) or "api_error"; None while it goes well.
+        self.failed: str | None = None
 
     def at(self, *candidates: int | None) -> int:
         for ns in candidates:
@@ -106,9 +109,16 @@ class _Trajectory:
         if self.turn is None:
             return
         yield "post_llm_call", self.base(assistant_response=self.answer), self.at()
-        yield "on_session_end", self.base(completed=True, reason="completed"), self.at()
+        failed = self.failed
+        end = self.base(
+            completed=failed is None,
+            interrupted=failed == "interrupted",
+            reason=failed or "completed",
+        )
+        yield "on_session_end", end, self.at()
         self.turn = None
         self.answer = None
+        self.failed = None
 
     def agent(self, step: Mapping[str, Any]) -> Iterator[HookCall]:
         if self.turn is None:  # an agent step before any user step still has a turn
@@ -124,6 +134,8 @@ class _Trajectory:
         rid = rid or f"{self.turn}:api:{self.attempts}"
         start = self.at(_ns_of_seconds(invocation.get("start_timestamp")))
         pre = self.base(api_request_id=rid, api_call_count=self.attempts, started_at=start / 1e9)
+        if extra.get("middleware_trace"):
+            pre["middleware_trace"] = extra["middleware_trace"]
         yield "pre_api_request", pre, start
         end = self.at(
             _ns_of_seconds(invocation.get("end_timestamp")), _ns_of_text(step.get("timestamp"))
@@ -134,9 +146,22 @@ class _Trajectory:
             "api_duration": (end - start) / 1e9,
         }
         if invocation.get("status") == "error":
-            error = {"type": "error", "message": str(extra.get("error") or "error")}
-            yield "api_request_error", self.base(api_request_id=rid, error=error, **timing), end
+            # The relay plugin keeps the hook's error as the step's llm_response.
+            recorded = _dict(_dict(extra.get("llm_response")).get("error"))
+            error = {
+                "type": str(recorded.get("type") or "error"),
+                "message": str(recorded.get("message") or extra.get("error") or "error"),
+            }
+            more = {
+                k: recorded[k]
+                for k in ("reason", "status_code", "retry_count", "retryable")
+                if recorded.get(k) is not None
+            }
+            self.failed = "interrupted" if recorded.get("reason") == "interrupted" else "api_error"
+            failure = self.base(api_request_id=rid, error=error, **more, **timing)
+            yield "api_request_error", failure, end
             return
+        self.failed = None
         response, usage = response_and_usage(extra.get("llm_response"))
         post = self.base(api_request_id=rid, response=response, usage=usage, **timing)
         if isinstance(response, Mapping):
@@ -168,7 +193,12 @@ class _Trajectory:
             timing = _dict(invocations.get(call_id))
             start = self.at(_ns_of_seconds(timing.get("start_timestamp")))
             common = self.base(api_request_id=rid, tool_name=name, tool_call_id=call_id)
-            yield "pre_tool_call", {**common, "args": call.get("arguments")}, start
+            # What ran: the arguments after request middleware, and who changed them.
+            call_extra = _dict(call.get("extra"))
+            pre = {**common, "args": call_extra.get("executed_arguments", call.get("arguments"))}
+            if call_extra.get("middleware_trace"):
+                pre["middleware_trace"] = call_extra["middleware_trace"]
+            yield "pre_tool_call", pre, start
             result = _dict(results.get(call_id))
             for ref in result.get("subagent_trajectory_ref") or ():
                 yield from self.child(_dict(ref), call_id)
