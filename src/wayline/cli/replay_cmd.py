@@ -7,6 +7,7 @@ reproduced, 1 diverged, 2 bad input; diff 0 same, 1 different, 2 bad input; expo
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -41,6 +42,13 @@ from wayline.trajectory.load import TrajectoryError
     help="Working directory of the replayed tools (default: the current one).",
 )
 @click.option("--plugin", "plugins", multiple=True, help="Also enable this plugin (by key).")
+@click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:FUNCTION",
+    help="Replay the wayline.Agent this function builds (MODULE is imported from the current "
+    "directory) instead of one built from config.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def replay(
     trajectory: Path,
@@ -48,20 +56,33 @@ def replay(
     output: Path | None,
     cwd: Path | None,
     plugins: tuple[str, ...],
+    agent_spec: str | None,
     as_json: bool,
 ) -> None:
     """Re-run a recorded session with today's runtime, plugins and middleware.
 
     The model's answers come from the recording; the run's new trajectory is compared with
-    it. Exit 0: reproduced; 1: diverged (the first divergence is printed); 2: bad input.
+    it. With --agent, the agent is yours: its function tools, middleware, hooks and plugins.
+    Exit 0: reproduced; 1: diverged (the first divergence is printed); 2: bad input.
     """
+    from wayline.trajectory.replay import ReplayAgentError
     from wayline.trajectory.replay import replay as run_replay
 
+    factory = _agent_factory(agent_spec) if agent_spec is not None else None
+    if factory is not None and plugins:
+        fail(
+            "--plugin enables plugins of the agent built from config; with --agent, give your "
+            "agent its plugins"
+        )
     out = output or Path.cwd() / f"{trajectory.name.removesuffix('.json')}.replay.json"
     try:
-        report = run_replay(trajectory, tools=tools, cwd=cwd, plugins=plugins, output=out)
+        report = run_replay(
+            trajectory, tools=tools, cwd=cwd, plugins=plugins, output=out, agent=factory
+        )
     except (TrajectoryError, ConfigError) as exc:
         fail(str(exc))
+    except ReplayAgentError as exc:
+        fail(f"--agent {agent_spec}: {exc}")
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
     except (RecursionError, ValueError) as exc:  # what the recording holds, not the runtime
@@ -78,6 +99,31 @@ def replay(
         click.echo(report.describe())
     click.echo(f"new trajectory: {report.output}", err=True)
     sys.exit(0 if report.reproduced else 1)
+
+
+def _agent_factory(spec: str) -> Any:
+    """The function ``--agent MODULE:FUNCTION`` names, imported from the current directory;
+    exit 2 with one line when it cannot be."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        fail(f"--agent {spec}: give MODULE:FUNCTION, such as my_agent:make_agent")
+    here = str(Path.cwd())
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        found: Any = importlib.import_module(module_name)
+    except Exception as exc:  # whatever importing the user's module raised: one line
+        fail(f"--agent {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}")
+    for part in name.split("."):
+        if not hasattr(found, part):
+            fail(f"--agent {spec}: {module_name} has no {name!r}")
+        found = getattr(found, part)
+    if not callable(found):
+        fail(
+            f"--agent {spec}: {name} is a {type(found).__name__}, not a function that returns "
+            "a wayline.Agent"
+        )
+    return found
 
 
 def _load(path: Path) -> Any:

@@ -1,9 +1,16 @@
-"""Turning a recorded trajectory into what a replay needs: a script and the recorded results.
+"""Turning a recorded trajectory into what a replay needs: model answers and tool results.
 
-Every agent and subagent trajectory becomes one rule of a :mod:`wayline.testing.script`,
-chosen by the conversation's first user message, whose ``turns`` are the recorded agent
-steps in order (the scripted server counts turns per conversation, so parallel children
-stay apart). Tool results come from the observations, keyed by tool-call id.
+Every agent and subagent trajectory becomes an :class:`AgentScript`: its user turns and, for
+each, the recorded model responses in order. :meth:`ReplayPlan.answer` picks the response for
+a model request from the request alone (see there), so parallel children stay apart. Tool
+results come from the observations, keyed by tool-call id.
+
+A recorded cancellation is part of the plan, so the replay reproduces it: a model call that
+was interrupted (Relay's ``llm_response.error.reason`` ``interrupted``) becomes a
+:data:`CANCEL` response, a cancelled tool call (its result's ``status`` ``cancelled``) a
+:class:`RecordedCall` with ``cancelled`` set, and a top-level user turn with no agent step
+ends before its first model call. A user step after such a turn is a new turn, not a message
+in the middle of one.
 
 What cannot be replayed raises :class:`~wayline.trajectory.load.TrajectoryError` naming the
 field (a tool call without an id, multimodal content, two subagents that start alike but go
@@ -32,27 +39,45 @@ from wayline.trajectory.load import (
 
 DELEGATE_TOOL = "delegate_task"
 NO_RESPONSE = "(replay: the recording has no further model response here)"
+CANCEL: JsonDict = {"cancel": True}
+"""The response of a model call the recording shows interrupted: the replay cancels the turn
+there (compare with ``is``; never mutated)."""
 
 
 @dataclass(frozen=True)
 class RecordedCall:
-    """One recorded tool call: its tool, arguments and result; ``live`` when it re-runs."""
+    """One recorded tool call: its tool, arguments and result; ``live`` when it re-runs.
+
+    ``cancelled``: the turn was cancelled while it ran; ``siblings`` are the calls of its step
+    that finished first (their results are served before the cancellation is reproduced).
+    """
 
     name: str
     arguments: Any
     result: str | None
     live: bool = False
+    cancelled: bool = False
+    siblings: tuple[str, ...] = ()
 
 
 @dataclass
 class AgentScript:
-    """One recorded agent: its first message, user turns and scripted model responses."""
+    """One recorded agent: its first message, user turns and, per turn, its model responses.
+
+    ``unanswered`` holds the turns (by index) that ended before their first model call.
+    """
 
     label: str
     first_user: str
     user_turns: list[str]
-    responses: list[JsonDict]
+    turns: list[list[JsonDict]]
     depth: int
+    unanswered: set[int] = field(default_factory=set)
+
+    @property
+    def responses(self) -> list[JsonDict]:
+        """Every recorded model response, in order."""
+        return [response for turn in self.turns for response in turn]
 
 
 @dataclass
@@ -70,22 +95,28 @@ class ReplayPlan:
     skip_children: set[int] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
 
-    def script(self) -> JsonDict:
-        """The scripted-server script: one rule per agent, longest first message first.
+    def answer(self, messages: list[Any]) -> JsonDict:
+        """The recorded response to a model request with these chat ``messages``.
 
-        A rule matches on ``first_user_contains``; trying longer messages first keeps a
-        message that contains another one from taking its conversation.
+        The agent is the one whose first user message the request's first user message
+        contains (longer ones tried first, so a message that contains another one does not
+        take its conversation; a plugin's context added to it does not matter); the user turn
+        is the count of user messages; the call within the turn is the count of assistant
+        messages after the last user message. A request the recording has no answer for gets
+        :data:`NO_RESPONSE` as its text.
         """
-        rules = [
-            {
-                "name": agent.label,
-                "match": {"first_user_contains": agent.first_user},
-                "turns": agent.responses,
-            }
-            for agent in sorted(self.agents, key=lambda a: -len(a.first_user))
-            if agent.responses
-        ]
-        return {"model": self.model, "default": {"content": NO_RESPONSE}, "rules": rules}
+        roles = [m.get("role") if isinstance(m, Mapping) else None for m in messages]
+        users = [i for i, role in enumerate(roles) if role == "user"]
+        if users:
+            first = _text(messages[users[0]].get("content"))
+            for agent in sorted(self.agents, key=lambda a: -len(a.first_user)):
+                if agent.first_user and agent.first_user in first:
+                    turn = len(users) - 1
+                    call = roles[users[-1] :].count("assistant")
+                    if turn < len(agent.turns) and call < len(agent.turns[turn]):
+                        return agent.turns[turn][call]
+                    break
+        return {"content": NO_RESPONSE}
 
     def take(self, call_id: str, name: str) -> RecordedCall | None:
         """The recorded call with this id and tool (each serves once; ids may repeat)."""
@@ -119,6 +150,7 @@ class _Builder:
         self.source = source
         self.embedded = Embedded.of(root)
         self.plan = ReplayPlan(root=AgentScript("main", "", [], [], 0))
+        self.cancelled_turn = False  # the agent step just read ended its turn by a cancel
 
     def fail(self, prefix: str, field_: str, message: str) -> TrajectoryError:
         return TrajectoryError(message, source=self.source, field=f"{prefix}{field_}")
@@ -134,6 +166,8 @@ class _Builder:
         self.plan.agents.append(script)
         prev: Mapping[str, Any] | None = None
         turn_text: str | None = None
+        ended = False  # the turn was cancelled: a user step after it starts a new turn
+        starts: list[str] = []  # where each user turn starts, for the notes
         for i, step in enumerate(steps_of(traj)):
             at = f"steps[{i}]"
             source = step.get("source")
@@ -144,20 +178,19 @@ class _Builder:
                 continue
             if source == "user":
                 text = self.text(step.get("message"), prefix, f"{at}.message")
-                if is_continuation(prev, step):
+                if is_continuation(prev, step) and not ended:
                     if text != turn_text:
                         self.plan.notes.append(
                             f"{label}: {at} is a user message in the middle of a turn; not replayed"
                         )
                     prev = step
                     continue
-                if prev is not None and prev.get("source") == "user":
-                    self.plan.notes.append(
-                        f"{label}: {at} follows another user step; replayed as a new turn"
-                    )
                 script.user_turns.append(text)
+                script.turns.append([])
+                starts.append(at)
                 script.first_user = script.first_user or text
                 turn_text = text
+                ended = False
                 prev = step
                 continue
             if step.get("llm_call_count") == 0:
@@ -165,12 +198,39 @@ class _Builder:
                 continue
             if not script.user_turns:
                 raise self.fail(prefix, at, "an agent step before any user step cannot be replayed")
-            script.responses.append(self.response(step, label, prefix, at, depth))
+            self.cancelled_turn = False
+            script.turns[-1].append(self.response(step, label, prefix, at, depth))
+            ended = self.cancelled_turn
             prev = step
+        self.unanswered(script, starts)
         return script
 
+    def unanswered(self, script: AgentScript, starts: list[str]) -> None:
+        """Mark the turns with no agent step: a top-level one ended before its model call."""
+        for n, responses in enumerate(script.turns):
+            if responses:
+                continue
+            at = starts[n]
+            if script.depth == 0:
+                script.unanswered.add(n)
+                self.plan.notes.append(
+                    f"{script.label}: {at} has no agent step: the turn ended before its model "
+                    "call (cancelled); replayed so, and its user step is not compared"
+                )
+            else:
+                self.plan.notes.append(
+                    f"{script.label}: {at} has no agent step; a subagent cannot be cancelled "
+                    "there, so its model call is answered with no response"
+                )
+
     def response(self, step: JsonDict, label: str, prefix: str, at: str, depth: int) -> JsonDict:
+        if _interrupted(step) and not step.get("tool_calls"):
+            self.cancelled_turn = True
+            return CANCEL
         out: JsonDict = {"content": self.text(step.get("message"), prefix, f"{at}.message")}
+        model = step.get("model_name")
+        if isinstance(model, str) and model:
+            out["model"] = model
         if step.get("reasoning_content"):
             note = "reasoning_content is served to the model client but not compared"
             if note not in self.plan.notes:
@@ -184,6 +244,12 @@ class _Builder:
             out["usage"] = usage
         calls = step.get("tool_calls") or []
         results = results_by_call(step)
+        cancelled = _cancelled_calls(step, calls, results)
+        finished = tuple(
+            str(c.get("tool_call_id"))
+            for j, c in enumerate(calls)
+            if j not in cancelled and results.get(j) is not None
+        )
         scripted: list[JsonDict] = []
         for j, call in enumerate(calls):
             call_id = call.get("tool_call_id")
@@ -206,9 +272,13 @@ class _Builder:
                         prefix, f"{at}.observation", f"cannot be replayed: {exc}"
                     ) from None
             live = self.children(call, result, label, prefix, f"{at}.tool_calls[{j}]", depth)
-            self.plan.calls.setdefault(call_id, []).append(RecordedCall(name, args, text, live))
+            recorded = RecordedCall(name, args, text, live)
+            if j in cancelled and not live:  # a re-run delegation: its subagents cancel
+                recorded = RecordedCall(name, args, text, False, True, finished)
+            self.plan.calls.setdefault(call_id, []).append(recorded)
         if scripted:
             out["tool_calls"] = scripted
+        self.cancelled_turn = bool(cancelled)  # after the subagents, which set it for theirs
         return out
 
     def children(
@@ -250,6 +320,49 @@ class _Builder:
                 depth + 1,
             )
         return True
+
+
+def _interrupted(step: Mapping[str, Any]) -> bool:
+    """Whether the step's model call was cancelled (the turn interrupted while it ran)."""
+    extra = step.get("extra")
+    response = extra.get("llm_response") if isinstance(extra, Mapping) else None
+    error = response.get("error") if isinstance(response, Mapping) else None
+    return isinstance(error, Mapping) and error.get("reason") == "interrupted"
+
+
+def _cancelled_calls(
+    step: Mapping[str, Any], calls: list[Any], results: Mapping[int, Mapping[str, Any]]
+) -> set[int]:
+    """The calls (by index) cancelled while they ran: their result's metadata, or the step's
+    tool invocation of that id, says ``cancelled``."""
+    extra = step.get("extra")
+    invocations = extra.get("tool_invocations") if isinstance(extra, Mapping) else None
+    stopped = {
+        inv.get("invocation_id")
+        for inv in (invocations if isinstance(invocations, list) else [])
+        if isinstance(inv, Mapping) and inv.get("status") == "cancelled"
+    }
+    out: set[int] = set()
+    for j, call in enumerate(calls):
+        result = results.get(j)
+        result_extra = result.get("extra") if isinstance(result, Mapping) else None
+        metadata = result_extra.get("metadata") if isinstance(result_extra, Mapping) else None
+        status = metadata.get("status") if isinstance(metadata, Mapping) else None
+        if status == "cancelled" or (
+            isinstance(call, Mapping) and call.get("tool_call_id") in stopped
+        ):
+            out.add(j)
+    return out
+
+
+def _text(content: Any) -> str:
+    """The text of a request message's content (a string or a list of text parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = (p.get("text") for p in content if isinstance(p, Mapping))
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
 
 
 def _usage(metrics: Mapping[str, Any]) -> JsonDict:
