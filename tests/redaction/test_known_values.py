@@ -9,6 +9,7 @@ import json
 import random
 import re
 import string
+import sys
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -25,7 +26,7 @@ from wayline.redaction import (
     sanitize,
 )
 from wayline.redaction.automaton import Automaton
-from wayline.redaction.known import encodings
+from wayline.redaction.known import MAX_LEARNED, encodings
 
 
 def _token(rng: random.Random, n: int, alphabet: str = string.ascii_letters) -> str:
@@ -210,7 +211,7 @@ def test_the_known_pass_runs_before_the_rules() -> None:
 
 def test_add_environment_takes_credential_names_and_named_ones() -> None:
     """Credential-like names (by the redaction rules' judgement) and names asked for are
-    masked; ordinary variables and short values are not."""
+    masked; ordinary variables, short values and paths of existing files are not."""
     known = KnownValues()
     env = {
         "STRIPE_API_KEY": "sk_live_" + "a1" * 12,
@@ -219,6 +220,7 @@ def test_add_environment_takes_credential_names_and_named_ones() -> None:
         "DEPLOY_HOOK": "hook-value-12345",
         "HOME": "/home/someone/far/away",
         "GITHUB_TOKEN": "short",
+        "GIT_ASKPASS": sys.executable,  # a credential-like name holding a path
     }
     known.add_environment(env, ["DEPLOY_HOOK"])
     assert known.values() == {
@@ -242,4 +244,16 @@ def test_multi_line_values_mask_each_line() -> None:
     known.add("\n".join(lines))
     assert redact_text(f"second line: {lines[1]}") == f"second line: {REDACTED}"
     del known
+    gc.collect()
+
+
+def test_a_session_learns_a_bounded_number_of_values() -> None:
+    """A hostile session cannot grow its set (and the automaton) without bound."""
+    session = KnownValues()
+    rng = random.Random(4)
+    learned = session.learn(_token(rng, 16) for _ in range(MAX_LEARNED + 50))
+    assert learned == MAX_LEARNED == len(session)
+    assert session.learn([_token(rng, 16)]) == 0
+    assert session.add(_token(rng, 16), "registered")  # registered values are not capped
+    del session
     gc.collect()

@@ -25,6 +25,7 @@ __all__ = ["keep_json", "replaced_spans"]
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_OPENS = re.compile(r"\s*[\[{]")
 _KEY_END = re.compile(r"\s*:")
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _DEPTH = 100
@@ -60,8 +61,7 @@ def replaced_spans(before: str, after: str) -> list[tuple[int, int]] | None:
 def keep_json(before: str, after: str) -> str:
     """``after`` as valid JSON of ``before``'s shape when ``before`` is a JSON object or array
     (replacements moved inside the strings they touched); otherwise ``after`` unchanged."""
-    head = before.lstrip()[:1]
-    if (head != "{" and head != "[") or after == before:
+    if after is before or _OPENS.match(before) is None or after == before:
         return after
     try:
         original = json.loads(before)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import os
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -46,8 +47,9 @@ __all__ = [
 
 #: Values shorter than this are not masked (they would hit ordinary words and numbers).
 MIN_LENGTH = 8
-#: At most this many learned values per instance (a hostile session cannot grow it forever).
-MAX_LEARNED = 4096
+#: At most this many learned values per instance: each costs the automaton a few hundred
+#: states, and a hostile session must not grow it without bound.
+MAX_LEARNED = 128
 
 
 def encodings(value: str) -> frozenset[str]:
@@ -76,6 +78,13 @@ def _lower_hex(encoded: str) -> str:
         return encoded
     parts = encoded.split("%")
     return parts[0] + "".join("%" + p[:2].lower() + p[2:] for p in parts[1:])
+
+
+def _is_path(value: str) -> bool:
+    try:
+        return os.path.isabs(value) and os.path.exists(value)
+    except (OSError, ValueError):
+        return False
 
 
 def _candidates(value: str) -> set[str]:
@@ -202,14 +211,19 @@ class KnownValues:
 
     def add_environment(self, environ: Mapping[str, str], names: Iterable[str] = ()) -> int:
         """Mask the values of ``environ``'s credential-like variables (by name, as the
-        redaction rules judge names), and of ``names`` whatever they are called."""
+        redaction rules judge names), and of ``names`` whatever they are called. A value that
+        names an existing file is a path (``GIT_ASKPASS``), not a secret, unless asked for."""
         from wayline.redaction.redact import is_sensitive_key, is_weak_key
 
         picked = set(names)
         values = [
             (name, value)
             for name, value in environ.items()
-            if value and (name in picked or is_sensitive_key(name) or is_weak_key(name))
+            if value
+            and (
+                name in picked
+                or ((is_sensitive_key(name) or is_weak_key(name)) and not _is_path(value))
+            )
         ]
         return sum(self.add(value, name) for name, value in values)
 
