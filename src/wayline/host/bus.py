@@ -68,9 +68,9 @@ def describe_exception(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         return f"<{type(exc).__name__} with an unprintable message>"
-    from wayline.redaction.sanitize import redact_text  # only on failures: keeps imports light
+    from wayline.redaction.sanitize import redact_bounded  # only on failures: imports stay light
 
-    return redact_text(text)[:2000]
+    return redact_bounded(text, 2000)
 
 
 class FailureLog:

@@ -49,6 +49,7 @@ __all__ = [
     "add_sensitive_key",
     "is_sensitive_key",
     "payload_max_chars",
+    "redact_bounded",
     "redact_text",
     "redact_value",
     "reload_env_patterns",
@@ -223,6 +224,16 @@ def sanitize(value: Any, *, max_chars: int | None = None, memo: SanitizeMemo | N
         stop=True,
     )
     return _wrap(type(value).__name__, _dumps(walker.walk(value, 0)), limit)
+
+
+def redact_bounded(text: str, limit: int) -> str:
+    """``text`` redacted and, past ``limit`` characters, cut with a ``...[truncated N chars]``
+    marker. Only a window a little past ``limit`` (to the end of a word) is redacted, so the
+    cost follows ``limit``, not the text; and it is redacted before it is cut, so no part of a
+    secret survives at the cut. For messages of any size (an exception's text, an error body).
+    """
+    walker = _Walker(max_depth=0, max_string=limit, max_sequence=DEFAULT_MAX_SEQUENCE, redact=True)
+    return walker.string(text)
 
 
 def redact_value(

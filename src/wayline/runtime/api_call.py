@@ -17,7 +17,7 @@ from typing import Any
 
 from wayline.contract.ids import RunContext
 from wayline.host.manager import PluginManager
-from wayline.redaction.sanitize import SanitizeMemo, redact_text, sanitize
+from wayline.redaction.sanitize import SanitizeMemo, redact_bounded, sanitize
 from wayline.redaction.unsanitized import Unsanitized
 from wayline.runtime.cancel import TurnInterrupted
 from wayline.runtime.provider import (
@@ -152,7 +152,7 @@ def _report_error(
         max_retries=max_retries,
         retryable=error.retryable,
         reason=error.reason,
-        error={"type": error.error_type, "message": redact_text(str(error))[:2000]},
+        error={"type": error.error_type, "message": redact_bounded(str(error), 2000)},
         request=_sanitized_request(
             attempt.request, attempt.memo, defer=hooks.queued_only("api_request_error")
         ),

@@ -376,14 +376,14 @@ class TurnLoop:
 
 def _provider_failure(exc: ProviderError) -> str:
     """The turn's final text when the provider call failed for good: what, where, how often."""
-    from wayline.redaction.sanitize import redact_text
+    from wayline.redaction.sanitize import redact_bounded
 
     status = f", HTTP {exc.status_code}" if exc.status_code else ""
     tries = f"{exc.attempts} attempt{'s' if exc.attempts != 1 else ''}"
-    where = redact_text(str(exc.base_url)) if exc.base_url else "the endpoint"
+    where = redact_bounded(str(exc.base_url), 2000) if exc.base_url else "the endpoint"
     return (
         f"error: the model provider failed after {tries} ({exc.reason}{status}) calling "
-        f"{where}: {redact_text(str(exc))}"
+        f"{where}: {redact_bounded(str(exc), 2000)}"
     )
 
 
