@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,10 @@ def test_every_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     the code its comment says (0 by default) and prints the output shown under it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WAYLINE_HOME", str(tmp_path / "home"))
+    # The page's agent module is written to the current directory and imported from it, as
+    # ``python`` run there would; it is forgotten afterwards.
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "coffee_shop", raising=False)
     namespace: dict[str, object] = {"__name__": "docs_replay"}
     ran_tests = 0
     for kind, body in _blocks():
@@ -56,4 +61,5 @@ def test_every_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
             assert proc.returncode == expected, (command, proc.stdout, proc.stderr)
             shown = "\n".join(lines[1:])
             assert shown in proc.stdout, (command, proc.stdout)
-    assert ran_tests == 2
+    assert ran_tests == 4
+    sys.modules.pop("coffee_shop", None)
