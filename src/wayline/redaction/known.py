@@ -117,12 +117,12 @@ class Registry:
         self._counter = itertools.count(1)
         self._generation = 0
         self._built: tuple[int, Automaton | None] = (0, None)
+        self._forms: frozenset[str] = frozenset()
 
     def join(self, member: KnownValues) -> None:
         """Mask ``member``'s values from now on, until it is garbage collected."""
         with self._lock:
             self._members.add(member)
-        weakref.finalize(member, self.changed)
 
     def changed(self) -> None:
         """Some member's values changed (or a member is gone): rebuild at the next use."""
@@ -140,7 +140,10 @@ class Registry:
             forms: set[str] = set()
             for member in list(self._members):
                 forms |= member.own_forms()
-            automaton = Automaton(forms) if forms else None
+            automaton = self._built[1]
+            if forms != self._forms:  # the same values again (another agent's env) keep it
+                automaton = Automaton(forms) if forms else None
+                self._forms = frozenset(forms)
             self._built = (generation, automaton)
             return automaton
 
@@ -164,6 +167,7 @@ class KnownValues:
         self._chain: tuple[int, Automaton | None] = (-1, None)
         self._registry = registry if registry is not None else _REGISTRY
         self._registry.join(self)
+        self._mortal = False  # its end changes the registry once it holds a value
 
     def add(self, value: str, source: str = "registered") -> bool:
         """Mask ``value`` (and its forms) from now on; False when it is too short to mask.
@@ -186,6 +190,7 @@ class KnownValues:
                 fresh.setdefault(candidate, source)
         if not fresh:
             return 0
+        mortal = True
         with self._lock:
             new = {v: s for v, s in fresh.items() if v not in self._sources}
             if new:
@@ -194,7 +199,10 @@ class KnownValues:
                 for value in new:
                     forms |= encodings(value)
                 self._forms = frozenset(forms)
+                mortal, self._mortal = self._mortal, True
         if new:
+            if not mortal:
+                weakref.finalize(self, self._registry.changed)
             self._registry.changed()
         return len(new)
 
