@@ -1,7 +1,8 @@
 """Step-by-step comparison of two ATIF trajectories (``wayline diff`` and replay reports).
 
-Steps are aligned by their shape (source and tool names) so one extra step shows as one
-difference, not a cascade. Subagent trajectories are compared where the tool call that
+Steps are aligned by their content first, then by their shape (source and tool names), in
+O(n log n) (:mod:`wayline.trajectory.align`), so one extra step shows as one difference, not a
+cascade. Subagent trajectories are compared where the tool call that
 produced them is, through ``subagent_trajectory_ref``.
 
 By default volatile fields are ignored: ids, timestamps, durations, usage and metrics, the
@@ -12,13 +13,14 @@ folded into their turn. ``strict`` compares every field as written.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wayline.relay.identify import collector_paused
+from wayline.trajectory.align import align
 from wayline.trajectory.load import (
     Embedded,
     JsonDict,
@@ -127,7 +129,8 @@ def compare(
 ) -> list[Difference]:
     """Every difference between two trajectories, in the order the run produced them."""
     walker = _Walker(options or CompareOptions(), Embedded.of(old), Embedded.of(new))
-    walker.pair("main", old, new)
+    with collector_paused():  # only acyclic values are built; see collector_paused
+        walker.pair("main", old, new)
     return walker.out
 
 
@@ -212,6 +215,15 @@ def _key(step: Mapping[str, Any]) -> tuple[Any, ...]:
     return (step.get("source"), names)
 
 
+def _content(step: Mapping[str, Any], shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What makes two steps of one shape the same for alignment: the text and the arguments."""
+    calls = tuple(
+        json.dumps(arguments_of(c), sort_keys=True, default=str)
+        for c in step.get("tool_calls") or []
+    )
+    return (shape, text_of(step.get("message")), calls)
+
+
 def _step_no(step: Mapping[str, Any], fallback: int) -> int:
     value = step.get("step_id")
     return value if isinstance(value, int) and not isinstance(value, bool) else fallback
@@ -246,10 +258,10 @@ class _Walker:
                 self.add(where, None, "field", path, x, y)
         sa = kept_steps(a, strict=strict, replay=self.opt.replay)
         sb = kept_steps(b, strict=strict, replay=self.opt.replay)
-        matcher = difflib.SequenceMatcher(
-            None, [_key(s) for s in sa], [_key(s) for s in sb], autojunk=False
-        )
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        shape_a, shape_b = [_key(s) for s in sa], [_key(s) for s in sb]
+        content_a = [_content(s, k) for s, k in zip(sa, shape_a, strict=True)]
+        content_b = [_content(s, k) for s, k in zip(sb, shape_b, strict=True)]
+        for tag, i1, i2, j1, j2 in align(shape_a, shape_b, content_a, content_b):
             common = min(i2 - i1, j2 - j1) if tag in ("equal", "replace") else 0
             for k in range(common):
                 self.step(where, b, sa[i1 + k], sb[j1 + k], i1 + k + 1)
