@@ -1,7 +1,8 @@
 """Hook payload → span attributes: every value through the shared sanitizer, sizes bounded.
 
 Short identifiers (ids, model and tool names) are redacted and clipped; free text
-(messages, arguments, results, commands) is redacted and clipped to the content cap, and
+(messages, arguments, results, commands) is redacted and clipped to the content cap (always
+redacted before it is cut, and cut where no part of a secret is left: see ``redact_clip``), and
 structured values go through ``wayline.redaction.sanitize.sanitize`` before they are encoded
 as JSON (``json.dumps``). Nothing is cached: each value is cleaned as the hook reports it.
 Content is only ever set when ``capture_content`` is on (it is never set-then-removed).
@@ -10,12 +11,49 @@ Content is only ever set when ``capture_content`` is on (it is never set-then-re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from wayline.plugins.observability.otel.settings import OtelSettings
-from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, redact_text, sanitize
+from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, REDACTED, redact_text, sanitize
+
+__all__ = [
+    "FAILED_SUBAGENT",
+    "GRANTED",
+    "ID_MAX",
+    "LABEL_MAX",
+    "MIDDLEWARE_EXECUTED_ARGUMENTS",
+    "MIDDLEWARE_SOURCES",
+    "MIDDLEWARE_TRACE",
+    "SUMMARY_MAX",
+    "TOOL_OUTCOMES",
+    "USAGE_KEYS",
+    "AttrValue",
+    "Attrs",
+    "Cleaner",
+    "api_end_attrs",
+    "api_error_attrs",
+    "api_start_attrs",
+    "approval_start_attrs",
+    "clip",
+    "error_status_class",
+    "llm_attrs",
+    "middleware_attrs",
+    "model_attrs",
+    "redact_clip",
+    "root_attrs",
+    "server_attrs",
+    "session_attrs",
+    "subagent_start_attrs",
+    "subagent_stop_attrs",
+    "tool_end_attrs",
+    "tool_outcome",
+    "tool_start_attrs",
+    "tool_target",
+    "usage_counts",
+]
 
 AttrValue = str | bool | int | float | list[str]
 Attrs = dict[str, AttrValue]
@@ -23,25 +61,88 @@ Attrs = dict[str, AttrValue]
 ID_MAX = 200
 LABEL_MAX = 120
 SUMMARY_MAX = 500
-_REDACT_WINDOW = 1024
 _TARGET_KEYS = ("path", "file_path", "target", "url", "uri")
 _COMMAND_KEYS = ("command", "cmd")
 
+# Clipping. Text is redacted before it is cut, over a window past the limit (a cost bound).
+# The window ends after a whole word (a word longer than _WORD_REACH is left out whole, and
+# nothing after it is kept), and what is kept came from at least _REDACT_WINDOW characters
+# before the window's end, so a secret's context past the cut was seen: when redaction shrank
+# the text (secrets replaced by the marker), text from near the window's edge would otherwise
+# move below the limit. The window doubles up to _WIDEN times to keep the limit's worth of
+# text; after that, less is kept.
+_REDACT_WINDOW = 1024
+_WORD_REACH = 65_536
+_WIDEN = 3
+# A cut inside a run of non-space characters shorter than this drops the run (a token is
+# kept whole or not at all); a longer run is data, and is cut at the limit.
+_TOKEN_REACH = 256
+_RUN_BREAKS = frozenset(" \t\r\n\"'`,;()[]{}")
+_SPACE = re.compile(r"\s")
+
+
+def _cut(text: str, limit: int) -> int:
+    """Where to cut ``text`` to keep at most ``limit`` characters: ``limit``, or the start of
+    the marker or of the short token the cut would split."""
+    if limit >= len(text):
+        return len(text)
+    marker = text.rfind("<", max(0, limit - len(REDACTED) + 1), limit)
+    if marker >= 0 and text.startswith(REDACTED, marker):
+        return marker
+    if text[limit] in _RUN_BREAKS or text[limit - 1 : limit] in _RUN_BREAKS | {""}:
+        return limit
+    start = limit - 1
+    while start > 0 and text[start - 1] not in _RUN_BREAKS:
+        start -= 1
+        if limit - start > _TOKEN_REACH:
+            return limit
+    return start
+
+
+def _word_end(text: str, end: int) -> int:
+    """Where a window over ``text[:end]`` may end: after a whole word."""
+    if end >= len(text) or text[end - 1].isspace() or text[end].isspace():
+        return min(end, len(text))
+    after = _SPACE.search(text, end, end + _WORD_REACH)
+    if after is not None:
+        return after.start()
+    if len(text) <= end + _WORD_REACH:
+        return len(text)  # the last word ends the text
+    before = max(text.rfind(c, 0, end) for c in " \t\r\n")
+    return before + 1  # 0 when the whole window is one word
+
 
 def clip(text: str, limit: int, dropped: int = 0) -> str:
-    """``text`` cut to ``limit`` characters with an explicit marker.
+    """``text`` cut to at most ``limit`` characters with an explicit marker; the cut never
+    splits a ``<redacted>`` marker or a short token (see :func:`_cut`).
 
     ``dropped`` counts characters already cut before ``text`` was redacted.
     """
     if len(text) <= limit and not dropped:
         return text
-    return f"{text[:limit]}...[truncated {len(text) - min(limit, len(text)) + dropped} chars]"
+    cut = _cut(text, limit)
+    return f"{text[:cut]}...[truncated {len(text) - cut + dropped} chars]"
 
 
 def redact_clip(text: str, limit: int) -> str:
-    """Redact ``text`` and clip it; only a window past the limit is scanned (cost bound)."""
-    window = text[: limit + _REDACT_WINDOW]
-    return clip(redact_text(window), limit, len(text) - len(window))
+    """Redact ``text`` and clip it, leaving no part of a secret at the cut (see above)."""
+    end = limit + _REDACT_WINDOW
+    if len(text) <= end:
+        return clip(redact_text(text), limit)
+    for _ in range(_WIDEN + 1):
+        stop = _word_end(text, end)
+        red = redact_text(text[:stop])
+        if stop >= len(text):
+            return clip(red, limit)
+        if stop < end:  # a word too long to redact whole follows: it is the edge, unseen
+            margin = 0
+            break
+        margin = _REDACT_WINDOW
+        if len(red) >= limit + margin:
+            break
+        end *= 2
+    cut = _cut(red, min(limit, max(0, len(red) - margin)))
+    return f"{red[:cut]}...[truncated {len(red) - cut + len(text) - stop} chars]"
 
 
 def _compact_json(value: Any) -> str:
