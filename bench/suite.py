@@ -330,6 +330,18 @@ def viewer(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.viewer", "--runs", "3")
 
 
+def diff_line(ref: Reference, quick: bool) -> list[Row]:
+    """``wayline diff`` at 1k vs 50k steps: per-step cost and the 50k command (bench/diff.py)."""
+    if quick:
+        return _module_rows("bench.diff", "--sizes", "1000,10000", "--rounds", "1")
+    return _module_rows("bench.diff", "--rounds", "3")
+
+
+def junk(ref: Reference, quick: bool) -> list[Row]:
+    """Peak memory of every file command on a 400 MB non-trajectory file (bench/junk.py)."""
+    return _module_rows("bench.junk", "--megabytes", "40" if quick else "400")
+
+
 LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
@@ -340,6 +352,8 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "M": many_agents,
     "S": startup,
     "V": viewer,
+    "D": diff_line,
+    "J": junk,
 }
 
 

@@ -110,7 +110,7 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     plain = tmp_path / "plain.txt"
     plain.write_text("hello\n")
     bad = run(str(plain), home=tmp_path)
-    assert bad.returncode == 2 and "neither an ATIF trajectory nor an ATOF" in bad.stderr
+    assert bad.returncode == 2 and "plain.txt: not JSON" in bad.stderr
     header = run(str(plain), "--header", "novalue", home=tmp_path)
     assert header.returncode == 2 and "expected KEY=VALUE" in header.stderr
     not_atif = run(str(other), home=tmp_path)

@@ -349,7 +349,7 @@ CASES: list[Case] = [
         r"s\.yaml:1: default\.fault\.status: must be between 400 and 599",
     ),
     _script_case("binary", b"\xff\xfe\x00\x01", r"s\.yaml"),
-    _atof_case("empty", "", 1, r"no trajectory with steps found"),
+    _atof_case("empty", "", 2, r"in\.jsonl: the file is empty"),
     _atof_case("array line", EVENT + "[1,2]\n" + EVENT, 2, r"in\.jsonl:2: expected a JSON object"),
     _atof_case("garbage line", EVENT + "{oops\n" + EVENT, 2, r"in\.jsonl:2: invalid JSON"),
     _atof_case(
@@ -359,7 +359,7 @@ CASES: list[Case] = [
         "atof: a directory",
         ("atif", "convert", "{tmp}", "-o", "{tmp}/out"),
         2,
-        (r"cannot read: Is a directory",),
+        (r"atof_a_directory: a directory, not a file",),
     ),
 ]
 

@@ -1,9 +1,11 @@
 """``wayline atif …`` and ``wayline atof …``: convert and validate trajectory files.
 
 Exit codes: 0 ok, 1 the files were read and have problems (printed one per line on stdout,
-the command's answer), 2 input that cannot be used: unreadable, not JSON, too deeply nested, or
-the other format (an ATOF file given to ``atif validate``, an ATIF file to ``atof validate`` or
-``atif convert``). Errors are one ``error:`` line on stderr naming the file; never a traceback.
+the command's answer), 2 input that cannot be used: unreadable, not a regular file (a FIFO, a
+device), empty, not UTF-8, not JSON, truncated, too deeply nested, or of another kind (an ATOF
+file given to ``atif validate``, an ATIF file to ``atof validate`` or ``atif convert``,
+OpenTelemetry spans or a transcript to either), said in one line from the file's first bytes.
+Errors are one ``error:`` line on stderr naming the file; never a traceback.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from wayline.cli.errors import EXIT_FAILED, EXIT_USAGE, fail, say_error, warn
 from wayline.relay.atif.convert import ConvertOptions, convert_file
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SUBAGENT_MODES, check_template
 from wayline.relay.atif.validate import validate_trajectory
-from wayline.trajectory.load import TrajectoryError, looks_like_atof, parse_json, sniff_kind
+from wayline.relay.identify import Identified, InputFileError, identify
+from wayline.trajectory.load import TrajectoryError, parse_json, read_text
 
 EXIT_INVALID = EXIT_FAILED
 EXIT_UNREADABLE = EXIT_USAGE
@@ -32,13 +35,35 @@ _IS_ATOF = (
 )
 
 
-def _readable(path: Path) -> str | None:
-    """``None`` if ``path`` can be opened for reading, else the reason."""
+_IS_JSON = "a JSON document, not ATOF events (one JSON object per line)"
+
+
+def _atof_problem(path: Path) -> str | None:
+    """``None`` if ``path`` holds ATOF events (from its first bytes), else one line why not."""
     try:
-        with path.open("rb"):
-            return None
-    except OSError as exc:
-        return exc.strerror or str(exc)
+        found = identify(path)
+    except InputFileError as exc:
+        return str(exc)
+    if found.kind == "atof":
+        return None
+    if found.kind == "atif":
+        return f"{path}: {_IS_ATIF}"
+    if found.kind in ("json", "object"):
+        return f"{path}: {_IS_JSON}"
+    return f"{path}: {found.label}, not ATOF events"
+
+
+def _atif_kind(path: Path) -> Identified:
+    """What ``path`` holds; :class:`TrajectoryError` unless it may be an ATIF document."""
+    try:
+        found = identify(path)
+    except InputFileError as exc:
+        raise TrajectoryError(exc.message, source=str(path)) from None
+    if found.kind == "atof":
+        raise TrajectoryError(_IS_ATOF, source=str(path))
+    if found.kind not in ("atif", "json", "object"):  # an object: validated, problems listed
+        raise TrajectoryError(f"{found.label}, not an ATIF trajectory", source=str(path))
+    return found
 
 
 @click.group(name="atif")
@@ -96,11 +121,10 @@ def convert(
         check_template(filename_template)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--filename-template") from None
-    reason = _readable(events)
-    if reason is not None:
-        fail(f"{events}: cannot read: {reason}", EXIT_UNREADABLE)
-    if sniff_kind(events) == "atif":
-        fail(f"{events}: {_IS_ATIF}; there is nothing to convert", EXIT_UNREADABLE)
+    problem = _atof_problem(events)
+    if problem is not None:
+        atif_given = problem.endswith((_IS_ATIF, _IS_JSON))
+        fail(problem + ("; there is nothing to convert" if atif_given else ""), EXIT_UNREADABLE)
     options = ConvertOptions(
         agent_name=agent_name,
         agent_version=agent_version,
@@ -125,6 +149,12 @@ def convert(
         seen = f" ({caught[0].message})" if caught else ""
         if report.events and report.events == report.skipped_events:  # lines, none an event
             fail(f"{events}: no ATOF events found, not an ATOF file{seen}", EXIT_USAGE)
+        torn = [w for w in caught if issubclass(w.category, AtofTornLineWarning)]
+        if torn:  # cut off before any trajectory was complete: truncated input
+            line = str(torn[0].message).removeprefix(f"{events}:").split(":", 1)[0]
+            fail(
+                f"{events}: truncated: line {line} is incomplete, and no trajectory came before it"
+            )
         fail(f"{events}: no trajectory with steps found in {report.events} events", EXIT_FAILED)
     for warning in caught:
         warn(str(warning.message))
@@ -167,21 +197,12 @@ def validate(files: tuple[Path, ...], no_check_media: bool) -> None:
 
 
 def _read_atif(path: Path) -> object:
-    """The JSON document of an ATIF file; :class:`TrajectoryError` when it cannot be one."""
-    source = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=source) from None
-    if not text.strip():
-        raise TrajectoryError("the file is empty", source=source)
-    if looks_like_atof(path, text):
-        raise TrajectoryError(_IS_ATOF, source=source)
-    return parse_json(text, source)
+    """The JSON document of an ATIF file; :class:`TrajectoryError` when it cannot be one.
+
+    The file's first bytes are looked at first, so a file of another kind is refused
+    before it is read whole."""
+    _atif_kind(path)
+    return parse_json(read_text(path), str(path))
 
 
 @click.group(name="atof")
@@ -193,28 +214,31 @@ def atof() -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def atof_validate(files: tuple[Path, ...]) -> None:
     """Validate ATOF JSONL files against the ATOF 0.1 rules; one line per problem."""
-    from wayline.relay.atof import validate_atof
+    from wayline.relay.atof_reader import TORN_LAST_LINE, iter_atof_problems
 
     code = 0
     for path in files:
-        reason = _readable(path)
+        reason = _atof_problem(path)
         if reason is not None:
-            say_error(f"{path}: cannot read: {reason}")
+            say_error(reason)
             code = EXIT_UNREADABLE
             continue
-        if sniff_kind(path) == "atif":
-            say_error(f"{path}: {_IS_ATIF}")
-            code = EXIT_UNREADABLE
-            continue
+        count = 0
+        torn: str | None = None
         try:
-            problems = validate_atof(path)
+            for problem in iter_atof_problems(path):  # printed as found: memory stays flat
+                count += 1
+                if TORN_LAST_LINE in problem:
+                    torn = problem
+                click.echo(problem if problem.startswith(str(path)) else f"{path}: {problem}")
         except OSError as exc:
             say_error(f"{path}: cannot read: {exc.strerror or exc}")
             code = EXIT_UNREADABLE
             continue
-        for problem in problems:
-            click.echo(problem if problem.startswith(str(path)) else f"{path}: {problem}")
-        if problems:
+        if torn is not None:  # a file cut off mid-line is truncated input, not only invalid
+            say_error(f"{path}: truncated: {torn.split(':', 1)[0]} is cut off mid-line")
+            code = EXIT_UNREADABLE
+        elif count:
             code = max(code, EXIT_INVALID)
         else:
             click.echo(f"{path}: ok")

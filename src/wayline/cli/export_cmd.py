@@ -31,7 +31,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 
 def _files(paths: tuple[Path, ...]) -> list[tuple[Path, str]]:
     """Each file with its kind (``atif``/``atof``); a directory gives its .json/.jsonl files."""
-    from wayline.trajectory.load import sniff_kind
+    from wayline.trajectory.load import TrajectoryError, identify_input
 
     found: list[tuple[Path, str]] = []
     for path in paths:
@@ -43,11 +43,12 @@ def _files(paths: tuple[Path, ...]) -> list[tuple[Path, str]]:
             else [path]
         )
         for file in candidates:
-            kind = sniff_kind(file)
-            if kind is None:
+            try:  # from the first bytes: says what a file of another kind is (OTel spans…)
+                kind = identify_input(file)
+            except TrajectoryError as exc:
                 if path.is_dir():
                     continue  # a directory may hold other JSON files
-                fail(f"{file}: neither an ATIF trajectory nor an ATOF event file")
+                fail(str(exc))
             found.append((file, kind))
     if not found:
         fail(f"{', '.join(map(str, paths))}: no ATIF or ATOF files")

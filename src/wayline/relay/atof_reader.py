@@ -18,8 +18,10 @@ from typing import Any, Final
 from wayline.relay.timefmt import parse_timestamp_ns
 
 __all__ = [
+    "TORN_LAST_LINE",
     "AtofFormatError",
     "AtofTornLineWarning",
+    "iter_atof_problems",
     "iter_events",
     "read_events",
     "validate_atof",
@@ -40,6 +42,10 @@ class AtofFormatError(ValueError):
 
 class AtofTornLineWarning(UserWarning):
     """The last line of an ATOF file is incomplete and was skipped."""
+
+
+TORN_LAST_LINE: Final = "incomplete last line"
+"""How :func:`validate_atof` begins the problem of a last line cut off mid-way."""
 
 
 def _parse(raw: bytes) -> Any:
@@ -258,8 +264,9 @@ class _ScopeTracker:
             if uuid in self.starts:
                 first = self.starts[uuid][0]
                 problem("uuid", f"second start for this scope (first on line {first})")
-            else:
-                self.starts[uuid] = (line_no, event)
+            else:  # only what the end must repeat: memory per open scope, not per event
+                kept = {k: event.get(k) for k in (*self._SHARED, "timestamp")}
+                self.starts[uuid] = (line_no, kept)
             return
         if uuid in self.ended:
             problem("uuid", "second end for this scope")
@@ -288,31 +295,48 @@ def validate_atof(path: PathLike) -> list[str]:
     nullable ``parent_uuid``, optional ``propagation_root_uuid``, custom scopes without a
     subtype accepted) and pairs scope starts with ends. An empty list means the file is valid.
     """
-    problems: list[str] = []
+    return list(iter_atof_problems(path))
+
+
+def iter_atof_problems(path: PathLike) -> Iterator[str]:
+    """:func:`validate_atof`'s problems as the file is read, one line at a time.
+
+    Memory stays bounded by the longest line and the open scopes (each start's fields that
+    its end must repeat), whatever the file's size.
+    """
     tracker = _ScopeTracker()
+    found: list[str] = []
     with open(path, "rb") as handle:
-        lines = [(n, raw) for n, raw in enumerate(handle, 1) if raw.strip()]
-    last = lines[-1][0] if lines else 0
-    for line_no, raw in lines:
+        lines = ((n, raw) for n, raw in enumerate(handle, 1) if raw.strip())
+        current = next(lines, None)
+        while current is not None:
+            following = next(lines, None)
+            _check_line(*current, following is None, tracker, found)
+            yield from found
+            found.clear()
+            current = following
 
-        def problem(field: str, message: str, _n: int = line_no) -> None:
-            problems.append(f"line {_n}: {field}: {message}")
 
-        try:
-            event = _parse(raw)
-        except ValueError as exc:
-            if line_no == last and not raw.endswith(b"\n"):
-                problem("line", f"incomplete last line (torn write?): {exc}")
-            else:
-                problem("line", f"invalid JSON: {exc}")
-            continue
-        if not isinstance(event, dict):
-            problem("line", f"expected a JSON object, got {_type(event)}")
-            continue
-        _check_envelope(event, problem)
-        if event.get("kind") == "scope":
-            _check_scope(event, problem)
-            tracker.check(line_no, event, problem)
-        elif event.get("kind") == "mark":
-            _check_mark(event, problem)
-    return problems
+def _check_line(
+    line_no: int, raw: bytes, last: bool, tracker: _ScopeTracker, problems: list[str]
+) -> None:
+    def problem(field: str, message: str) -> None:
+        problems.append(f"line {line_no}: {field}: {message}")
+
+    try:
+        event = _parse(raw)
+    except ValueError as exc:
+        if last and not raw.endswith(b"\n"):
+            problem("line", f"{TORN_LAST_LINE} (torn write?): {exc}")
+        else:
+            problem("line", f"invalid JSON: {exc}")
+        return
+    if not isinstance(event, dict):
+        problem("line", f"expected a JSON object, got {_type(event)}")
+        return
+    _check_envelope(event, problem)
+    if event.get("kind") == "scope":
+        _check_scope(event, problem)
+        tracker.check(line_no, event, problem)
+    elif event.get("kind") == "mark":
+        _check_mark(event, problem)

@@ -11,12 +11,13 @@ commands rely on is checked; every error names the file and the field
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from wayline.relay.identify import collector_paused
 
 JsonDict = dict[str, Any]
 
@@ -67,21 +68,49 @@ def load_trajectories(path: str | Path) -> list[JsonDict]:
     """
     source = str(path)
     file_path = Path(path)
-    try:
-        raw = file_path.read_bytes()
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=source) from None
-    if not text.strip():
-        raise TrajectoryError("the file is empty", source=source)
-    if looks_like_atof(file_path, text):
+    kind = identify_input(file_path)
+    if kind == "atof":
         return _from_atof(file_path)
-    data = parse_json(text, source)
+    data = parse_json(read_text(file_path), source)
     check_structure(data, source)
     return [data]
+
+
+def identify_input(path: Path) -> str:
+    """``"atif"`` or ``"atof"``: what ``path`` holds, from its first bytes.
+
+    Anything else is refused before the file is read whole, with a :class:`TrajectoryError`
+    saying what it is: not a regular file (a FIFO, a device), empty, not UTF-8, not JSON, or
+    JSON of another kind (OpenTelemetry spans, a session transcript).
+    """
+    from wayline.relay.identify import InputFileError, identify
+
+    try:
+        found = identify(path)
+    except InputFileError as exc:
+        raise TrajectoryError(exc.message, source=str(path)) from None
+    if found.kind == "json":
+        return "atif"  # read whole: its fields say what is missing
+    if found.kind not in ("atif", "atof"):
+        raise TrajectoryError(
+            f"{found.label}, not a trajectory (ATIF .json or ATOF .jsonl expected)",
+            source=str(path),
+        )
+    return found.kind
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text; :class:`TrajectoryError` when unreadable or not UTF-8."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    finally:
+        del raw  # the bytes go before the text is parsed
 
 
 def parse_json(text: str, source: str) -> Any:
@@ -89,7 +118,8 @@ def parse_json(text: str, source: str) -> Any:
     :data:`MAX_DEPTH`, integers too long to convert, ``NaN``/``Infinity`` and numbers beyond
     a float's range. Raises :class:`TrajectoryError` with one line saying which."""
     try:
-        data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        with collector_paused():
+            data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise TrajectoryError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source
@@ -106,22 +136,24 @@ def parse_json(text: str, source: str) -> Any:
 
 
 def json_depth(value: Any) -> int:
-    """How deeply ``value`` nests lists and objects (a scalar is 0), without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Iterator[Any] = iter(item.values())
-        elif isinstance(item, list):
-            children = iter(item)
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deeply ``value`` nests lists and objects (a scalar is 0), without recursion.
+
+    Walks level by level and keeps only containers, so a large document costs one pass over
+    its values; stops past :data:`MAX_DEPTH`.
+    """
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return depth
+        below: list[Any] = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        level = below
+    return depth
 
 
 def json_problem(exc: BaseException) -> str:
@@ -131,33 +163,21 @@ def json_problem(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {_short(exc)}"
 
 
-_ATIF_OPENING = re.compile(rb'^\{\s*"schema_version"\s*:\s*"ATIF')
-
-
 def sniff_kind(path: Path) -> str | None:
     """``"atif"`` or ``"atof"`` when the start of a file shows which it is, else ``None``.
 
-    Reads at most the first 64 KiB: an ATIF document starts with an object that spans lines or
-    holds ``steps``/``schema_version``; an ATOF stream's first line is one event (``kind``).
+    Reads at most the first 64 KiB (:func:`wayline.relay.identify.identify`); a file that is
+    no trajectory input (a FIFO, empty, not JSON, OpenTelemetry spans…) is ``None``.
     """
+    from wayline.relay.identify import InputFileError, identify
+
     try:
-        with path.open("rb") as fh:
-            head = fh.read(65536)
-    except OSError:
+        kind = identify(path).kind
+    except InputFileError:
         return None
-    first = next((line for line in head.splitlines() if line.strip()), b"").strip()
-    if first in (b"{", b"["):
+    if kind == "json":
         return "atif"
-    try:
-        value = json.loads(first)
-    except (ValueError, RecursionError):
-        # A one-line document longer than the head: its opening keys still tell.
-        return "atif" if _ATIF_OPENING.match(first) else None
-    if not isinstance(value, dict):
-        return None
-    if "steps" in value or str(value.get("schema_version", "")).startswith("ATIF"):
-        return "atif"
-    return "atof" if "kind" in value else None
+    return kind if kind in ("atif", "atof") else None
 
 
 def _finite_float(text: str) -> float:
@@ -200,8 +220,8 @@ def _from_atof(path: Path) -> list[JsonDict]:
     source = str(path)
     nodes: list[TrajectoryNode] = []
     builder = TrajectoryBuilder(AgentInfo(), on_complete=nodes.append)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", AtofTornLineWarning)  # a torn last line: as converted
+    with warnings.catch_warnings(record=True) as torn:
+        warnings.simplefilter("always", AtofTornLineWarning)  # a torn last line: as converted
         try:
             for event in iter_events(path):
                 builder.feed(event)
@@ -216,6 +236,12 @@ def _from_atof(path: Path) -> list[JsonDict]:
                 source=source,
             ) from None
     roots = _with_steps(nodes)
+    if not roots and any(issubclass(w.category, AtofTornLineWarning) for w in torn):
+        line = str(torn[0].message).removeprefix(f"{source}:").split(":", 1)[0]
+        raise TrajectoryError(
+            f"truncated: line {line} is incomplete, and no ATOF event before it has steps",
+            source=source,
+        )
     if not roots:
         raise TrajectoryError(
             "not a trajectory: no ATOF event with steps (ATIF .json or ATOF .jsonl expected)",

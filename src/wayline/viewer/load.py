@@ -23,6 +23,7 @@ from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import timestamp_ns
 from wayline.relay.atif.validate import AtifProblem, validate_trajectory
+from wayline.relay.identify import InputFileError, collector_paused, identify
 
 SourceKind = Literal["atif", "atof"]
 # scope uuid -> (start ns, end ns), either end possibly unknown
@@ -135,20 +136,14 @@ def _read_text(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ViewerInputError(f"{path}: $: not UTF-8 text (byte {exc.start})") from None
-
-
-def _looks_like_atof(text: str) -> bool:
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        event = json.loads(first)
-    except ValueError:
-        return False
-    return isinstance(event, dict) and "kind" in event and "steps" not in event
+    finally:
+        del raw  # the bytes go before the text is parsed
 
 
 def _load_atif(path: Path, text: str) -> Trajectory:
     try:
-        document = json.loads(text)
+        with collector_paused():
+            document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ViewerInputError(
             f"{path}: $: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -196,6 +191,12 @@ def _load_atof(path: Path) -> list[Trajectory]:
         own = list(notes)
         own.extend(_problem_text(path, p) for p in validate_trajectory(document))
         loaded.append(Trajectory(document, str(path), "atof", own, timing, marks, tool_scopes))
+    torn = [w for w in caught if issubclass(w.category, AtofTornLineWarning)]
+    if not loaded and torn:  # cut off before a trajectory was complete: truncated input
+        line = str(torn[0].message).removeprefix(f"{path}:").split(":", 1)[0]
+        raise ViewerInputError(
+            f"{path}: truncated: line {line} is incomplete, and no ATOF event before it has steps"
+        )
     if not loaded:
         raise ViewerInputError(f"{path}: no trajectory with steps found in the ATOF events")
     return loaded
@@ -222,12 +223,19 @@ def load_trajectory(path: str | Path) -> list[Trajectory]:
     file_path = Path(path)
     if file_path.is_dir():
         raise ViewerInputError(f"{file_path}: is a directory (use load_trajectories)")
-    text = _read_text(file_path)
-    if not text.strip():
-        raise ViewerInputError(f"{file_path}: $: the file is empty")
-    if file_path.suffix == ".jsonl" or (file_path.suffix != ".json" and _looks_like_atof(text)):
+    # Told from the first bytes, so a file that is no trajectory (a FIFO, junk of any size,
+    # OpenTelemetry spans) is refused before it is read.
+    try:
+        found = identify(file_path)
+    except InputFileError as exc:
+        raise ViewerInputError(str(exc)) from None
+    if found.kind == "atof":
         return _load_atof(file_path)
-    return [_load_atif(file_path, text)]
+    if found.kind not in ("atif", "json"):
+        raise ViewerInputError(
+            f"{file_path}: {found.label}, not a trajectory (ATIF .json or ATOF .jsonl expected)"
+        )
+    return [_load_atif(file_path, _read_text(file_path))]
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
