@@ -106,19 +106,22 @@ def test_the_agent_knows_its_key_env_names_files_and_headers(tmp_path: Path) -> 
         ({"env": ["GOOD", 3]}, "redaction.env.1", "must be an environment variable name"),
         ({"env": ["bad name"]}, "redaction.env.0", "must be an environment variable name"),
         ({"files": [""]}, "redaction.files.0", "must be a file path"),
-        ({"files": ["."]}, "redaction.files.0", "is not a regular file"),
+        ({"files": ["."]}, "redaction.files.0", "not a regular file"),
+        ({"files": ["fifo.env"]}, "redaction.files.0", "not a regular file"),
         ({"nope": []}, "redaction.nope", "unknown key"),
     ],
 )
 def test_a_bad_redaction_section_is_one_error_naming_the_field(
     tmp_path: Path, section: Any, field: str, message: str
 ) -> None:
-    """Each mistake raises a ``ConfigError`` with the file, the line and the dotted field."""
+    """Each mistake raises a ``ConfigError`` with the file, the line and the dotted field; a
+    FIFO in a secrets file's place is refused without blocking."""
     home = tmp_path / "home"
     home.mkdir()
+    os.mkfifo(tmp_path / "fifo.env")  # must be refused, not read (a read would block)
     _config(home, "http://127.0.0.1:9/v1", redaction=section)
     with pytest.raises(ConfigError) as caught:
-        build_runtime(home)
+        agent_known_values(load_config(home), load_settings(load_config(home)), {}, tmp_path)
     text = str(caught.value)
     assert str(home / "config.yaml") in text and field in text and message in text, text
     assert caught.value.line is not None

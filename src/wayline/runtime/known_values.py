@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from wayline.host.config import YamlDoc
+from wayline.host.config import ConfigError, YamlDoc
 from wayline.redaction import KnownValues, process_values
 from wayline.runtime.settings import AgentSettings
 
@@ -105,37 +105,36 @@ def _read_secrets_file(doc: YamlDoc, index: int, name: str, cwd: Path) -> list[s
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = cwd / path
+
+    def refuse(problem: str) -> ConfigError:
+        return doc.error(f"{path}: {problem}", "redaction", "files", index)
+
     try:
-        info = path.stat()
+        # Without blocking: a FIFO (or a device) in its place must not hang the start.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         log.warning(
-            "%s: redaction.files[%d]: %s does not exist here; its values are not masked",
+            "%s: redaction.files.%d: %s does not exist here; its values are not masked",
             doc.path,
             index,
             path,
         )
         return []
     except OSError as exc:
-        raise doc.error(
-            f"cannot read {path}: {exc.strerror}", "redaction", "files", index
-        ) from None
+        raise refuse(f"cannot read: {exc.strerror}") from None
+    info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise doc.error(f"{path} is not a regular file", "redaction", "files", index)
-    if info.st_size > MAX_SECRETS_FILE:
-        raise doc.error(
-            f"{path} is larger than {MAX_SECRETS_FILE} bytes: not a KEY=VALUE file",
-            "redaction",
-            "files",
-            index,
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise doc.error(f"{path} is not UTF-8 text", "redaction", "files", index) from None
-    except OSError as exc:
-        raise doc.error(
-            f"cannot read {path}: {exc.strerror}", "redaction", "files", index
-        ) from None
+        os.close(fd)
+        raise refuse("not a regular file")
+    with os.fdopen(fd, "rb") as fh:
+        if info.st_size > MAX_SECRETS_FILE:
+            raise refuse(f"larger than {MAX_SECRETS_FILE} bytes: not a KEY=VALUE file")
+        try:
+            text = fh.read(MAX_SECRETS_FILE + 1).decode("utf-8")
+        except UnicodeDecodeError:
+            raise refuse("not UTF-8 text") from None
+        except OSError as exc:
+            raise refuse(f"cannot read: {exc.strerror}") from None
     return [value for _, value in parse_env_file(text)]
 
 
