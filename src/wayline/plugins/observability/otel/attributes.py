@@ -165,7 +165,9 @@ def middleware_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
         for entry in trace
         if isinstance(entry, Mapping)
     ]
-    return {MIDDLEWARE_TRACE: c.json(trace, SUMMARY_MAX * 4), MIDDLEWARE_SOURCES: sources}
+    # Keys sorted, as the ATOF and ATIF records keep them: every record of the call agrees.
+    ordered = [dict(sorted(e.items())) if isinstance(e, Mapping) else e for e in trace]
+    return {MIDDLEWARE_TRACE: c.json(ordered, SUMMARY_MAX * 4), MIDDLEWARE_SOURCES: sources}
 
 
 class Cleaner:
