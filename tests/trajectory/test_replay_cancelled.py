@@ -130,3 +130,53 @@ def test_a_turn_without_an_agent_step_replays_cancelled(tmp_path: Path) -> None:
         ("user", "second question"),
         ("agent", "the answer"),
     ]
+
+
+def test_a_call_that_finished_before_the_cancel_keeps_its_result(tmp_path: Path) -> None:
+    """In a step whose calls ran in parallel, the call that finished before the cancel gets
+    its recorded result, even when it comes second, and the cancelled one is cancelled again:
+    the replay reproduces."""
+    cancelled_result = {
+        "source_call_id": "call_b",
+        "content": CANCELLED_TOOL,
+        "extra": {"metadata": {"status": "cancelled"}},
+    }
+    path = tmp_path / "parallel.json"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": "ATIF-v1.7",
+                "session_id": "s2",
+                "agent": {"name": "wayline", "version": "1", "model_name": "m"},
+                "steps": [
+                    {"step_id": 1, "source": "user", "message": "look twice"},
+                    {
+                        "step_id": 2,
+                        "source": "agent",
+                        "message": "Looking.",
+                        "tool_calls": [
+                            {"tool_call_id": "call_b", "function_name": "look", "arguments": {}},
+                            {"tool_call_id": "call_a", "function_name": "look", "arguments": {}},
+                        ],
+                        "observation": {
+                            "results": [
+                                cancelled_result,
+                                {"source_call_id": "call_a", "content": "seen"},
+                            ]
+                        },
+                    },
+                    {"step_id": 3, "source": "user", "message": "and now?"},
+                    {"step_id": 4, "source": "agent", "message": "done"},
+                ],
+            }
+        )
+    )
+    report = replay(path)
+    assert report.reproduced, report.describe()
+    assert report.new is not None
+    source, message, _, results = _steps(report.new)[1]
+    assert (source, message, sorted(results)) == (
+        "agent",
+        "Looking.",
+        sorted(["seen", CANCELLED_TOOL]),
+    )

@@ -51,8 +51,6 @@ REPLAY_BASE_URL = "http://wayline-replay.invalid/v1"
 """The base URL a replayed agent is given: its requests never leave the process, and the
 reserved ``.invalid`` name could not be reached if one did."""
 REPLAY_API_KEY = "wayline-replay"
-FACTORY_KEYWORDS = ("home", "base_url", "api_key")
-"""What an agent factory may take: the keywords it declares are passed (all with ``**kw``)."""
 _ATIF_WAIT_S = 30.0
 _SIBLING_WAIT_S = 5.0
 
@@ -67,8 +65,8 @@ class ReplayReport:
     """The outcome of a replay: differences from the recording (empty: reproduced) and notes.
 
     ``notes`` say what was replayed only in part (a foreign delegation served from its
-    recorded result, copied-context steps left out…) and which recorded cancellations were
-    reproduced.
+    recorded result, copied-context steps left out, a turn with no agent step replayed as
+    cancelled before its model call…).
     """
 
     trajectory: Path
@@ -118,8 +116,9 @@ class _ReplayTools:
     plugin's and the agent's rewrite).
 
     Middleware (control callback), on the tool's worker thread; it blocks only while a
-    cancelled call waits for the calls of its step that finished before it. It never fails
-    open on its own; downstream errors of a live tool propagate unchanged.
+    cancelled call waits for the calls of its step that finished before it (until their
+    ``post_tool_call``, which :meth:`finished` observes). It never fails open on its own;
+    downstream errors of a live tool propagate unchanged.
     """
 
     def __init__(
@@ -141,7 +140,7 @@ class _ReplayTools:
             self.effective[(session, call_id)] = copy.deepcopy(kw.get("args"))
             recorded = self.plan.take(call_id, name)
         if recorded is not None and recorded.cancelled:
-            # Calls of the step that finished before the cancel get their results first.
+            # Calls of the step that finished before the cancel end first, as they did then.
             with self._lock:
                 self._lock.wait_for(
                     lambda: all((session, s) in self._served for s in recorded.siblings),
@@ -151,12 +150,14 @@ class _ReplayTools:
             # The tool itself sees the cancel (it stops before it starts), as in any cancelled
             # turn: the outer middleware get the same downstream error as then.
             return kw["next_call"](kw.get("args"))
-        try:
-            return self._answer(kw, name, recorded)
-        finally:
-            with self._lock:
-                self._served.add((session, call_id))
-                self._lock.notify_all()
+        return self._answer(kw, name, recorded)
+
+    def finished(self, **kw: Any) -> None:
+        """``post_tool_call`` observer: the call has ended (and is reported). Runs on the
+        tool's worker thread, never blocks, never raises."""
+        with self._lock:
+            self._served.add((str(kw.get("session_id")), str(kw.get("tool_call_id"))))
+            self._lock.notify_all()
 
     def _answer(self, kw: Mapping[str, Any], name: str, recorded: Any) -> Any:
         if recorded is None:
@@ -239,12 +240,13 @@ def replay(
     Without ``agent`` the agent is built from ``home`` (its config and plugins; default:
     ``WAYLINE_HOME``) with ``plugins`` enabled too, and offered the recording's tools.
     ``agent`` is a fresh ``wayline.Agent`` (no turn run yet; the replay runs its session and
-    closes it) or a factory that returns one, called with the :data:`FACTORY_KEYWORDS` it
-    declares: ``home`` (the ``home`` given, else ``WAYLINE_HOME``), and a ``base_url`` and
-    ``api_key`` that only satisfy the agent's config (its requests are answered in
-    process). ``cwd``: the tools' working directory (default: the agent's, else the
-    current one). ``output`` receives the new trajectory. Raises ``ConfigError`` for a bad
-    home and :class:`ReplayAgentError` for an agent that cannot be replayed.
+    closes it) or a factory that returns one, called with those of these keywords it
+    declares (all of them when it takes ``**kwargs``): ``home`` (the ``home`` given, else
+    ``WAYLINE_HOME``), and a ``base_url`` and ``api_key`` that only satisfy the agent's
+    config (its requests are answered in process). ``cwd``: the tools' working directory
+    (default: the agent's, else the current one). ``output`` receives the new trajectory.
+    Raises ``ConfigError`` for a bad home and :class:`ReplayAgentError` for an agent that
+    cannot be replayed.
     """
     if tools not in TOOL_MODES:
         raise ValueError(f"tools must be 'recorded' or 'live', got {tools!r}")
@@ -361,6 +363,7 @@ def _from_config(
             registry.register(name, "replay", schema, served.stub(name), parallel_safe=True)
         # Registered last, so it is the innermost: every plugin's middleware wraps it.
         manager.middleware.register("tool_execution", served, "<replay>")
+        manager.hooks.register("post_tool_call", served.finished, "<replay>")
         settings = runtime.settings
         depth = max(settings.delegation.max_spawn_depth, plan.delegation_depth)
         toolsets = tuple(sorted(set(plan.offered) | plan.tool_names))
@@ -402,6 +405,7 @@ def _from_agent(
         runnable = {n for n in plan.tool_names if registry.get(n) is not None}
         served = _ReplayTools(plan, mode, runnable, loop.cancel.set)
         manager.middleware.register("tool_execution", served, "<replay>")  # the innermost
+        manager.hooks.register("post_tool_call", served.finished, "<replay>")
         transport = RecordedModel(plan, loop.cancel.set)
         cfg = replace(loop.settings.provider, transport=transport)
         loop.settings = loop.settings.with_(provider=cfg)
@@ -467,7 +471,6 @@ def _read_atif(path: Path) -> JsonDict:
 
 
 __all__ = [
-    "FACTORY_KEYWORDS",
     "TOOL_MODES",
     "ReplayAgentError",
     "ReplayReport",
