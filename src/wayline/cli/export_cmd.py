@@ -7,8 +7,13 @@ input (a flag, a file that is missing or is neither ATIF nor ATOF).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +24,61 @@ from wayline.cli.errors import EXIT_FAILED, fail, warn
 __all__ = ["otlp"]
 
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _header_name(value: str) -> str:
+    """The header name a ``--header`` value starts with, without anything after it."""
+    match = _TOKEN.match(value.strip())
+    return match.group(0) if match else ""
+
+
 def _headers(values: tuple[str, ...]) -> dict[str, str]:
+    """``--header KEY=VALUE`` values; a refused one is named by its header name only."""
     out: dict[str, str] = {}
     for value in values:
         key, sep, rest = value.partition("=")
-        if not sep or not key.strip():
-            fail(f"--header {value!r}: expected KEY=VALUE")
+        if not sep or _TOKEN.fullmatch(key.strip()) is None:
+            name = _header_name(value)
+            shown = f"{name!r} (the rest is not shown)" if name else "(its text is not shown)"
+            fail(f"--header {shown}: expected KEY=VALUE with a header name as KEY")
         out[key.strip()] = rest.strip()
     return out
+
+
+def _environment_secrets() -> dict[str, str]:
+    """Header values of the standard ``OTEL_EXPORTER_OTLP_*HEADERS`` variables."""
+    found: dict[str, str] = {}
+    for variable in ("", "TRACES_", "METRICS_"):
+        for item in os.environ.get(f"OTEL_EXPORTER_OTLP_{variable}HEADERS", "").split(","):
+            name, _, value = item.partition("=")
+            if value.strip():
+                found[f"{variable}header {name.strip()}"] = value.strip()
+    return found
+
+
+@contextlib.contextmanager
+def _credentials_kept_out_of_logs(log_filter: logging.Filter) -> Iterator[None]:
+    """``log_filter`` on every handler of the root logger for the export's length (the SDK
+    logs a failed export with the URL it tried, query string included, and a malformed
+    header variable as it is). With no handler, Python would print WARNING and above bare
+    on stderr (``logging.lastResort``); a handler doing the same, filtered, stands in."""
+    root = logging.getLogger()
+    own: logging.Handler | None = None
+    if not root.handlers:
+        own = logging.StreamHandler(sys.stderr)
+        own.setLevel(logging.WARNING)
+        root.addHandler(own)
+    handlers = list(root.handlers)
+    for handler in handlers:
+        handler.addFilter(log_filter)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(log_filter)
+        if own is not None:
+            root.removeHandler(own)
 
 
 def _files(paths: tuple[Path, ...]) -> list[tuple[Path, str]]:
@@ -64,6 +116,7 @@ def _settings(
         SECTION,
         OtelConfigError,
         load_settings,
+        shown_url,
     )
     from wayline.trajectory.otlp.offline import export_settings
 
@@ -75,7 +128,10 @@ def _settings(
     except (ConfigError, OtelConfigError) as exc:
         fail(str(exc))
     if endpoint is not None and not endpoint.startswith(("http://", "https://")):
-        fail(f"--endpoint {endpoint!r}: expected an http:// or https:// URL ({SECTION}.endpoint)")
+        fail(
+            f"--endpoint {shown_url(endpoint)!r}: expected an http:// or https:// URL "
+            f"({SECTION}.endpoint)"
+        )
     return export_settings(
         base,
         endpoint=endpoint,
@@ -144,14 +200,18 @@ def otlp(
     headers = _headers(header)
     files = _files(paths)
     settings = _settings(endpoint, protocol, headers, metrics)
+    from wayline.plugins.observability.otel.settings import CredentialFilter, scrub, shown_url
     from wayline.trajectory.otlp.offline import OfflineExport
 
-    try:
-        run = OfflineExport.build(settings)
-    except ValueError as exc:  # OtelConfigError: a missing grpc extra, a bad setting
-        fail(str(exc))
+    # No message of this command shows a header value, URL userinfo or a query value.
+    log_filter = CredentialFilter(settings)
+    log_filter.secrets.update(_environment_secrets())
     hooks = 0
-    with _progress(len(files)) as advance:
+    with _credentials_kept_out_of_logs(log_filter), _progress(len(files)) as advance:
+        try:
+            run = OfflineExport.build(settings)
+        except ValueError as exc:  # OtelConfigError: a missing grpc extra, a bad setting
+            fail(scrub(str(exc), log_filter.secrets))
         for path, kind in files:
             seed, calls = _calls(path, kind)
             try:
@@ -159,10 +219,11 @@ def otlp(
             except ValueError as exc:  # a timestamp the file cannot be read by
                 warn(f"{path}: skipped the rest: {exc}")
             advance(path)
-    stats = run.finish()
+        stats = run.finish()
     exported = stats.get("exported", 0)
     failed = stats.get("failed_exports", 0)
-    where = settings.traces_endpoint() or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "default"
+    target = settings.traces_endpoint() or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    where = shown_url(target) if target else "default"
     summary = {"files": len(files), "hooks": hooks, "spans_exported": exported, "endpoint": where}
     click.echo(json.dumps(summary))
     if failed:

@@ -10,12 +10,30 @@ so a bad setting is reported even when the ``otel`` extra is missing.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
+
+from wayline.redaction import REDACTED, redact_text
+
+__all__ = [
+    "EXPORTERS",
+    "PROTOCOLS",
+    "SECTION",
+    "CredentialFilter",
+    "OtelConfigError",
+    "OtelSettings",
+    "credentials_of",
+    "load_settings",
+    "sampler_from_env",
+    "scrub",
+    "shown_url",
+]
 
 SECTION = "plugins.entries.observability/otel"
 EXPORTERS = ("otlp", "console", "file", "none")
@@ -34,9 +52,9 @@ class OtelSettings:
     exporter: str = "file"
     file: Path | None = None
     metrics_file: Path | None = None
-    endpoint: str | None = None
+    endpoint: str | None = field(default=None, repr=False)  # may hold credentials
     protocol: str = "http/protobuf"
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
     service_name: str = "wayline"
     project_name: str | None = None
     resource_attributes: dict[str, str] = field(default_factory=dict)
@@ -73,13 +91,92 @@ class OtelSettings:
 
 
 def _signal_url(endpoint: str | None, signal: str) -> str | None:
+    """The base URL with ``/v1/<signal>`` joined to its path, before any query string."""
     if not endpoint:
         return None
-    base = endpoint.rstrip("/")
+    parts = urlsplit(endpoint)
+    path = parts.path.rstrip("/")
     for known in ("/v1/traces", "/v1/metrics"):
-        if base.endswith(known):
-            base = base[: -len(known)]
-    return f"{base}/v1/{signal}"
+        if path.endswith(known):
+            path = path[: -len(known)]
+    return urlunsplit(parts._replace(path=f"{path}/v1/{signal}"))
+
+
+def shown_url(url: str) -> str:
+    """``url`` as a message or a log may show it: its userinfo and the value of each query
+    parameter replaced by ``<redacted>``, its fragment dropped."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        return f"(a URL that cannot be parsed, {len(url)} characters)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = "&".join(
+        f"{name}={REDACTED}" if sep else name
+        for name, sep, _ in (item.partition("=") for item in parts.query.split("&") if item)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+# In free text (an exception's message, a log line): a URL's userinfo, and a query value.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#]*@")
+_QUERY_VALUE = re.compile(r"(?P<name>[?&][^\s=&#?'\"<>]+=)[^\s&#'\"<>]+")
+
+
+def scrub(text: str, secrets: Mapping[str, str] | None = None) -> str:
+    """``text`` without credentials: every value of ``secrets`` (header values, the
+    endpoint's userinfo and query values), any URL's userinfo and query values, and what
+    the redaction rules find."""
+    for value in sorted((v for v in (secrets or {}).values() if len(v) >= 4), key=len)[::-1]:
+        text = text.replace(value, REDACTED)
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _QUERY_VALUE.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    return redact_text(text)
+
+
+def credentials_of(settings: OtelSettings) -> dict[str, str]:
+    """What :func:`scrub` must hide for ``settings``: header values, and the endpoint's
+    userinfo, password and query values (each keyed by where it came from)."""
+    found = {f"header {k}": v for k, v in settings.headers.items() if v}
+    if settings.endpoint:
+        parts = urlsplit(settings.endpoint)
+        userinfo = parts.netloc.rpartition("@")[0]
+        if userinfo:
+            found["userinfo"] = userinfo
+            found["password"] = userinfo.partition(":")[2]
+            found["password (decoded)"] = unquote(found["password"])
+        for item in parts.query.split("&"):
+            name, _, value = item.partition("=")
+            if value:
+                found[f"query {name}"] = value
+                found[f"query {name} (decoded)"] = unquote_plus(value)
+    return {k: v for k, v in found.items() if v}
+
+
+class CredentialFilter(logging.Filter):
+    """A logging filter that rewrites each record's text with :func:`scrub`, so no header
+    value, URL userinfo or query value of the exporter's settings reaches a log (the OTLP
+    SDK's retry messages quote the request URL). An observer: it never drops a record and
+    never raises; it runs on the logging thread, and does not block."""
+
+    def __init__(self, settings: OtelSettings) -> None:
+        super().__init__()
+        self.secrets = credentials_of(settings)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's message (and exception text) by their scrubbed forms."""
+        try:
+            message = record.getMessage()
+            record.msg, record.args = scrub(message, self.secrets), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = scrub(record.exc_text, self.secrets)
+        except Exception:  # a record that cannot be formatted stays as it is
+            return True
+        return True
 
 
 _KEYS = frozenset(OtelSettings.__dataclass_fields__)
@@ -130,7 +227,9 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in value.items():
         if not isinstance(v, str | int | float) or isinstance(v, bool):
-            raise OtelConfigError(f"{where}.{k}: must be a string (got {v!r})")
+            # A header's value may be a credential: its type is named, never the value.
+            got = type(v).__name__ if where.endswith(".headers") else repr(v)
+            raise OtelConfigError(f"{where}.{k}: must be a string (got {got})")
         out[str(k)] = str(v)
     return out
 
@@ -243,6 +342,14 @@ def _apply_env(
     if protocol not in PROTOCOLS:
         raise OtelConfigError(f"{source}: must be one of {', '.join(PROTOCOLS)} (got {protocol!r})")
     changes["protocol"] = protocol
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
+    signal_own = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get(
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+    )
+    if not s.endpoint and "?" in base and not signal_own:
+        # The SDK would append /v1/traces after the query string; the signal path is joined
+        # here instead (before the query), as for a configured endpoint.
+        changes["endpoint"] = base
     file = Path(env["WAYLINE_OTEL_FILE"]).expanduser() if env.get("WAYLINE_OTEL_FILE") else s.file
     if file is None:
         file = _home(env, home) / "otel" / "spans.jsonl"
