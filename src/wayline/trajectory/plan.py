@@ -7,7 +7,7 @@ results come from the observations, keyed by tool-call id.
 
 A recorded cancellation is part of the plan, so the replay reproduces it: a model call that
 was interrupted (Relay's ``llm_response.error.reason`` ``interrupted``) becomes a
-:data:`CANCEL` response, a cancelled tool call (its result's ``status`` ``cancelled``) a
+response with :data:`CANCEL` set, a cancelled tool call (its result's ``status`` ``cancelled``) a
 :class:`RecordedCall` with ``cancelled`` set, and a top-level user turn with no agent step
 ends before its first model call. A user step after such a turn is a new turn, not a message
 in the middle of one.
@@ -39,9 +39,9 @@ from wayline.trajectory.load import (
 
 DELEGATE_TOOL = "delegate_task"
 NO_RESPONSE = "(replay: the recording has no further model response here)"
-CANCEL: JsonDict = {"cancel": True}
-"""The response of a model call the recording shows interrupted: the replay cancels the turn
-there (compare with ``is``; never mutated)."""
+CANCEL = "cancel"
+"""Set (True) in the response of a model call the recording shows interrupted: the replay
+cancels the turn there instead of answering."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class _Builder:
     def response(self, step: JsonDict, label: str, prefix: str, at: str, depth: int) -> JsonDict:
         if _interrupted(step) and not step.get("tool_calls"):
             self.cancelled_turn = True
-            return CANCEL
+            return {CANCEL: True}
         out: JsonDict = {"content": self.text(step.get("message"), prefix, f"{at}.message")}
         model = step.get("model_name")
         if isinstance(model, str) and model:

@@ -77,7 +77,7 @@ class RecordedModel:
         if not isinstance(messages, list):
             return self._error(400, "replay: the request has no messages")
         response = self._plan.answer(messages)
-        if response is CANCEL:
+        if response.get(CANCEL) is True:
             self._cancel()
             raise asyncio.CancelledError("replay: the recording interrupted this model call")
         cid = f"chatcmpl-replay-{next(self._ids)}"
