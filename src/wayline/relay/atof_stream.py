@@ -27,6 +27,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
+from wayline.contract.credentials import shown_url
 from wayline.relay.atof import AtofExporter, AtofExporterConfig
 from wayline.relay.events import Event
 
@@ -79,7 +80,8 @@ class AtofStreamExporter(AtofExporter):
         url = urlsplit(config.url or "")
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(
-                f"ATOF stream sink: url must be http(s)://host/..., got {config.url!r}"
+                "ATOF stream sink: url must be http(s)://host/..., got "
+                f"{shown_url(config.url or '')!r}"
             )
         if config.transport not in TRANSPORTS:
             raise ValueError(
@@ -210,6 +212,6 @@ class AtofStreamExporter(AtofExporter):
             _log.warning(
                 "ATOF stream sink %s: sending failed (%s); further failures are counted, "
                 "not logged",
-                self._url,
+                shown_url(self._url),  # no userinfo or query value in a log line
                 reason,
             )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
+from wayline.contract.credentials import shown_url
 from wayline.redaction import REDACTED, redact_text
 
 __all__ = [
@@ -100,24 +101,6 @@ def _signal_url(endpoint: str | None, signal: str) -> str | None:
         if path.endswith(known):
             path = path[: -len(known)]
     return urlunsplit(parts._replace(path=f"{path}/v1/{signal}"))
-
-
-def shown_url(url: str) -> str:
-    """``url`` as a message or a log may show it: its userinfo and the value of each query
-    parameter replaced by ``<redacted>``, its fragment dropped."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is no number
-    except ValueError:
-        return f"(a URL that cannot be parsed, {len(url)} characters)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
-    query = "&".join(
-        f"{name}={REDACTED}" if sep else name
-        for name, sep, _ in (item.partition("=") for item in parts.query.split("&") if item)
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 # In free text (an exception's message, a log line): a URL's userinfo, and a query value.
