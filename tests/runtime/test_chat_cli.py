@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,24 @@ from chat_cli_support import records as read_records
 WAYLINE = [sys.executable, "-m", "wayline"]
 
 
-def test_quiet_one_shot_prints_session_and_answer(scripted_server, tmp_path: Path) -> None:
-    """--quiet: session_id on stderr, only the answer on stdout; one-shot finalizes."""
+def _wait_for(what: str, holds: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll until ``holds()`` (a condition, not a duration); fail naming ``what`` at the
+    deadline."""
+    deadline = time.monotonic() + timeout
+    while not holds():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def _only_session(home: Path) -> str:
+    """The id of the one session stored under ``home`` (``-Q`` prints no session id)."""
+    (transcript,) = (home / "sessions").glob("*.jsonl")
+    return transcript.stem
+
+
+def test_quiet_one_shot_prints_only_the_answer(scripted_server, tmp_path: Path) -> None:
+    """--quiet: the answer on stdout and nothing at all on stderr; one-shot finalizes."""
     srv = scripted_server({"default": {"content": "the answer"}})
     _, env = make_home(tmp_path, srv.base_url)
     proc = subprocess.run(
@@ -29,10 +46,21 @@ def test_quiet_one_shot_prints_session_and_answer(scripted_server, tmp_path: Pat
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "the answer\n"
-    assert proc.stderr.startswith("session_id: ")
+    assert (proc.stdout, proc.stderr) == ("the answer\n", "")
     hooks = [r["hook"] for r in read_records(tmp_path)]
     assert hooks[0] == "on_session_start" and hooks[-1] == "on_session_finalize"
+
+
+def test_without_quiet_the_session_id_is_on_stderr(scripted_server, tmp_path: Path) -> None:
+    """Without -Q the session id (for --resume) is printed on stderr, never on stdout."""
+    srv = scripted_server({"default": {"content": "the answer"}})
+    home, env = make_home(tmp_path, srv.base_url)
+    proc = subprocess.run(
+        [*WAYLINE, "chat", "-q", "hi"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "the answer\n"
+    assert proc.stderr.startswith(f"session_id: {_only_session(home)}\n")
 
 
 def _resume(
@@ -51,7 +79,7 @@ def _resume(
 def test_resume_continues_stored_session(scripted_server, tmp_path: Path) -> None:
     """--resume ID sends the stored transcript and does not fire on_session_start again."""
     srv = scripted_server({"default": {"content": "noted"}})
-    _, env = make_home(tmp_path, srv.base_url)
+    home, env = make_home(tmp_path, srv.base_url)
     first = subprocess.run(
         [*WAYLINE, "chat", "-q", "remember 42", "-Q"],
         env=env,
@@ -60,8 +88,8 @@ def test_resume_continues_stored_session(scripted_server, tmp_path: Path) -> Non
         timeout=60,
         cwd=tmp_path,
     )
-    session = first.stderr.split("session_id: ")[1].split()[0]
-    second = _resume(env, tmp_path, session, "what number?")
+    assert first.returncode == 0, first.stderr
+    second = _resume(env, tmp_path, _only_session(home), "what number?")
     assert second.returncode == 0, second.stderr
     sent = srv.requests[-1].body["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == ["remember 42", "what number?"]
@@ -96,7 +124,10 @@ def test_sigint_cancels_running_tools_cleanly(scripted_server, tmp_path: Path) -
                     "turns": [
                         {
                             "tool_calls": [
-                                {"name": "terminal", "arguments": {"command": "sleep 30"}}
+                                {
+                                    "name": "terminal",
+                                    "arguments": {"command": "touch started && sleep 30"},
+                                }
                             ]
                         },
                         {"content": "never"},
@@ -114,12 +145,8 @@ def test_sigint_cancels_running_tools_cleanly(scripted_server, tmp_path: Path) -
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if any(r["hook"] == "pre_tool_call" for r in read_records(tmp_path)):
-            break
-        time.sleep(0.05)
-    time.sleep(0.3)
+    # The tool's own marker file says it is running: the signal lands mid-tool.
+    _wait_for("the terminal tool to start", (tmp_path / "started").exists)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -47,7 +47,7 @@ def _script() -> dict[str, Any]:
 
 def _chat(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*WAYLINE, "chat", "-Q", *args],
+        [*WAYLINE, "chat", *args],  # not -Q: the session id is on stderr
         env=env,
         capture_output=True,
         text=True,

@@ -57,7 +57,9 @@ def _console_observer(quiet: bool) -> Any:
 @click.option("-m", "--model", help="Model name.")
 @click.option("-t", "--toolsets", help="Comma list of toolsets: terminal,file,delegation.")
 @click.option("--max-turns", type=int, help="Maximum model calls per user turn.")
-@click.option("-Q", "--quiet", is_flag=True, help="Print only session_id (stderr) and the answer.")
+@click.option(
+    "-Q", "--quiet", is_flag=True, help="Print only the answer (no session id, no tool lines)."
+)
 @click.option("--accept-hooks", is_flag=True, help="Accepted for Hermes compatibility.")
 @click.option("--yolo", is_flag=True, help="Approve dangerous commands without asking.")
 @click.option("--stream", is_flag=True, default=None, help="Stream model responses (SSE).")
@@ -118,7 +120,7 @@ def chat(
         sys.exit(EXIT_INTERRUPTED)
     except BaseException as exc:  # a plugin's SystemExit or own BaseException while loading
         sys.exit(_stopped(exc))
-    _announce(agent)
+    _announce(agent, quiet)
     if query is not None:
         code = EXIT_OK
         try:
@@ -132,7 +134,7 @@ def chat(
             agent.finalize("shutdown")
             agent.manager.close_instances()
         sys.exit(code)
-    _repl(agent)
+    _repl(agent, quiet)
 
 
 def _answer(result: Any) -> int:
@@ -153,12 +155,13 @@ def _answer(result: Any) -> int:
     return EXIT_FAILED
 
 
-def _announce(agent: Any) -> None:
-    """Print the session id, once its transcript exists (so ``--resume`` of it always works,
-    even after the process is killed before the first message)."""
+def _announce(agent: Any, quiet: bool = False) -> None:
+    """Print the session id (unless ``-Q``), once its transcript exists (so ``--resume`` of it
+    always works, even after the process is killed before the first message)."""
     if agent.store is not None:
         agent.store.create(agent.session_id)
-    click.echo(f"session_id: {agent.session_id}", err=True)
+    if not quiet:
+        click.echo(f"session_id: {agent.session_id}", err=True)
 
 
 def _stopped(exc: BaseException) -> int:
@@ -181,8 +184,9 @@ def _stopped(exc: BaseException) -> int:
     return 1
 
 
-def _repl(agent: Any) -> None:
-    click.echo("wayline chat — /new starts a new session, /exit or Ctrl-D quits.", err=True)
+def _repl(agent: Any, quiet: bool) -> None:
+    if not quiet:
+        click.echo("wayline chat — /new starts a new session, /exit or Ctrl-D quits.", err=True)
     code: int | None = None
     try:
         while True:
@@ -197,7 +201,7 @@ def _repl(agent: Any) -> None:
                 break
             if text == "/new":
                 agent.reset()
-                _announce(agent)
+                _announce(agent, quiet)
                 continue
             try:
                 result = agent.run_turn(text)

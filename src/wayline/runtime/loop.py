@@ -43,7 +43,12 @@ from wayline.runtime.tools.base import tool_error
 
 @dataclass(slots=True)
 class TurnResult:
-    """How a turn ended."""
+    """How a turn ended.
+
+    ``api_calls`` is the number of model calls this turn made (each call once, however many
+    times it was retried), not a count over the session: the turn that answered with one
+    call after an earlier turn of three says 1.
+    """
 
     text: str
     completed: bool
@@ -186,6 +191,7 @@ class TurnLoop:
         if not self.started:
             self._start_session()
         ctx = self.context()
+        self.api_calls = 0  # per turn: TurnResult.api_calls and the hooks' api_call_count
         hooks = self.manager.hooks
         history = [m for m in self.messages]
         is_first = not any(m.get("role") == "user" for m in history)
@@ -214,7 +220,9 @@ class TurnLoop:
             # BaseException, or a bug: the turn still ends for the observers
             # (on_session_end), then anything but a plain cancellation goes on to the caller.
             if isinstance(exc, Exception) and not isinstance(exc, TurnInterrupted):
-                result = TurnResult(f"error: {type(exc).__name__}", False, False, "error")
+                result = TurnResult(
+                    f"error: {type(exc).__name__}", False, False, "error", self.api_calls
+                )
             else:
                 self.cancel.set()
                 result = TurnResult("(interrupted)", False, True, "interrupted", self.api_calls)
@@ -383,7 +391,22 @@ def _provider_failure(exc: ProviderError) -> str:
     where = redact_bounded(str(exc.base_url), 2000) if exc.base_url else "the endpoint"
     return (
         f"error: the model provider failed after {tries} ({exc.reason}{status}) calling "
-        f"{where}: {redact_bounded(str(exc), 2000)}"
+        f"{where}: {redact_bounded(str(exc), 2000)}{_v1_hint(exc)}"
+    )
+
+
+def _v1_hint(exc: ProviderError) -> str:
+    """A 404 from a base URL whose path has no ``/v1``: the usual mistake, said once."""
+    if exc.status_code != 404 or not exc.base_url:
+        return ""
+    from urllib.parse import urlsplit
+
+    path = urlsplit(exc.base_url).path.rstrip("/")
+    if "/v1" in path:
+        return ""
+    return (
+        "; hint: the base URL's path has no /v1, under which OpenAI-compatible servers"
+        " usually serve: try adding /v1 to --base-url or model.base_url"
     )
 
 

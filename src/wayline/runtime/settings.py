@@ -60,18 +60,34 @@ def _section(doc: YamlDoc, name: str) -> dict[str, Any]:
     return value
 
 
-def _num(doc: YamlDoc, section: str, key: str, value: Any, kind: type) -> Any:
+def _num(
+    doc: YamlDoc, section: str, key: str, value: Any, kind: type, source: str | None = None
+) -> Any:
+    """A number ≥ 0; ``source`` names the flag or argument it came from (None: config.yaml)."""
+
+    def error(message: str) -> ConfigError:
+        if source is None:
+            return doc.error(message, section, key)
+        return ConfigError(source, None, message)
+
     try:
         if isinstance(value, bool):
             raise TypeError(value)
         out = kind(value)
     except (TypeError, ValueError, OverflowError):
-        raise doc.error(f"must be a {kind.__name__}, got {value!r}", section, key) from None
+        raise error(f"must be a {kind.__name__}, got {value!r}") from None
     if out != out or out in (float("inf"), float("-inf")):
-        raise doc.error(f"must be a finite number, got {value!r}", section, key)
+        raise error(f"must be a finite number, got {value!r}")
     if out < 0:
-        raise doc.error(f"must be ≥ 0, got {value!r}", section, key)
+        raise error(f"must be ≥ 0, got {value!r}")
     return out
+
+
+def _given(overrides: dict[str, Any], name: str) -> str | None:
+    """How a setting passed as a flag or argument is named in an error, else None."""
+    if overrides.get(name) is None:
+        return None
+    return f"--{name.replace('_', '-')} ({name}=)"
 
 
 def _text(doc: YamlDoc, section: str, key: str, value: Any, *, secret: bool = False) -> str | None:
@@ -189,9 +205,21 @@ def load_settings(doc: YamlDoc, **overrides: Any) -> AgentSettings:
             pick("provider", _text(doc, "model", "provider", model.get("provider"))) or "custom"
         ),
         max_retries=_num(
-            doc, "model", "max_retries", pick("max_retries", model.get("max_retries"), 3), int
+            doc,
+            "model",
+            "max_retries",
+            pick("max_retries", model.get("max_retries"), 3),
+            int,
+            _given(overrides, "max_retries"),
         ),
-        timeout=_num(doc, "model", "timeout", pick("timeout", model.get("timeout"), 120.0), float),
+        timeout=_num(
+            doc,
+            "model",
+            "timeout",
+            pick("timeout", model.get("timeout"), 120.0),
+            float,
+            _given(overrides, "timeout"),
+        ),
         stream=_flag(doc, "model", "stream", pick("stream", model.get("stream"), False)),
     )
     mode = str(pick("approval_mode", approvals.get("mode"), "manual"))
@@ -234,7 +262,12 @@ def load_settings(doc: YamlDoc, **overrides: Any) -> AgentSettings:
         provider=provider,
         toolsets=toolsets,
         max_turns=_num(
-            doc, "agent", "max_turns", pick("max_turns", agent.get("max_turns"), 90), int
+            doc,
+            "agent",
+            "max_turns",
+            pick("max_turns", agent.get("max_turns"), 90),
+            int,
+            _given(overrides, "max_turns"),
         ),
         system_prompt=_text(doc, "agent", "system_prompt", agent.get("system_prompt"))
         or SYSTEM_PROMPT,
