@@ -116,14 +116,20 @@ class Match:
     model: str | None = None
     has_tool: str | None = None
     turn: int | None = None
+    user_turn: int | None = None
+
+
+RULE_SCOPES = ("conversation", "user_turn")
+"""What a rule's ``turns`` count: model calls of the whole conversation (the default), or of
+the current user turn (``turns`` start again at each user message)."""
 
 
 class ParsedScript(NamedTuple):
-    """The validated pieces of a script; rules are ``(name, match, turns, respond)``."""
+    """The validated pieces of a script; rules are ``(name, match, turns, respond, scope)``."""
 
     models: tuple[str, ...]
     default: ResponseSpec
-    rules: list[tuple[str, Match, tuple[ResponseSpec, ...] | None, ResponseSpec | None]]
+    rules: list[tuple[str, Match, tuple[ResponseSpec, ...] | None, ResponseSpec | None, str]]
     chunk_chars: int
 
 
@@ -296,7 +302,7 @@ def _match(chk: _Checker, raw: Any, path: _PathKey) -> Match:
     spec = chk.mapping(raw, path, _MATCH_KEYS)
     values: dict[str, Any] = {}
     for key, value in spec.items():
-        if key == "turn":
+        if key in ("turn", "user_turn"):
             values[key] = chk.integer(value, (*path, key), 1)
             continue
         values[key] = chk.string(value, (*path, key))
@@ -326,7 +332,7 @@ def parse_script(data: Any, source: str, lines: Mapping[_PathKey, int]) -> Parse
     rules = []
     for i, raw in enumerate(raw_rules):
         path: _PathKey = ("rules", i)
-        rule = chk.mapping(raw, path, ("name", "match", "turns", "respond"))
+        rule = chk.mapping(raw, path, ("name", "match", "turns", "respond", "scope"))
         if ("turns" in rule) == ("respond" in rule):
             raise chk.error(path, "a rule needs exactly one of 'turns' or 'respond'")
         name = chk.string(rule.get("name", f"rules[{i}]"), (*path, "name")) or f"rules[{i}]"
@@ -338,6 +344,11 @@ def parse_script(data: Any, source: str, lines: Mapping[_PathKey, int]) -> Parse
                 raise chk.error((*path, "turns"), "expected a non-empty list of responses")
             turns = tuple(_response(chk, t, (*path, "turns", j)) for j, t in enumerate(raw_turns))
         respond = _response(chk, rule["respond"], (*path, "respond")) if "respond" in rule else None
-        rules.append((name, match, turns, respond))
+        scope = chk.string(rule.get("scope", "conversation"), (*path, "scope"))
+        if scope not in RULE_SCOPES:
+            raise chk.error(
+                (*path, "scope"), f"must be 'conversation' or 'user_turn', got {scope!r}"
+            )
+        rules.append((name, match, turns, respond, scope or "conversation"))
     chunk_chars = chk.integer(top.get("chunk_chars", 8), ("chunk_chars",), 1)
     return ParsedScript(models, default, rules, chunk_chars)

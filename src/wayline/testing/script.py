@@ -8,9 +8,11 @@ is chosen from the request alone.
 * A *rule* is chosen by ``match`` conditions on the request's messages; rules are tried in
   order and the first whose conditions all hold answers. ``default`` answers when none does.
 * Within a rule, ``turns`` is indexed by the conversation turn, which is
-  ``1 + the number of assistant messages already in the request``. A rule whose ``turns`` are
-  used up no longer matches, so later rules (or ``default``) take over. ``respond`` is a single
-  response for every turn.
+  ``1 + the number of assistant messages already in the request``. With ``scope: user_turn``
+  it is indexed by the model call within the current user turn instead (``1 + the assistant
+  messages after the last user message``), so ``turns`` start again at each user message. A
+  rule whose ``turns`` are used up no longer matches, so later rules (or ``default``) take
+  over. ``respond`` is a single response for every turn.
 
 Example::
 
@@ -29,7 +31,8 @@ Match conditions (all must hold; an empty ``match`` always holds): ``first_user_
 ``last_user_contains``, ``any_contains`` (any message), ``system_contains`` (system/developer
 messages), ``last_contains`` (the last message), ``tool_result_contains`` (any tool message),
 ``last_role``, ``model`` (request model, exact), ``has_tool`` (a tool of that name is offered),
-``turn`` (exact turn number).
+``turn`` (exact turn number, counted as the rule's ``scope`` says), ``user_turn`` (the number of
+user messages in the request: 2 is the second user turn).
 
 A response has ``content`` (string or null), ``reasoning`` (sent as ``reasoning_content``),
 ``tool_calls`` (``name``, ``arguments`` as a mapping or a raw string, optional ``id``,
@@ -106,6 +109,8 @@ class RequestView:
     turn: int
     conversation: str
     prompt_chars: int
+    user_turn: int = 1
+    call_in_user_turn: int = 1
 
     @classmethod
     def from_body(cls, body: Any) -> RequestView:
@@ -141,6 +146,7 @@ class RequestView:
         head = [[r, t] for r, t in zip(roles, texts, strict=True) if r in ("system", "developer")]
         first_user = next((t for r, t in zip(roles, texts, strict=True) if r == "user"), "")
         digest = hashlib.sha256(json.dumps([head, first_user]).encode()).hexdigest()
+        last_user = max((i for i, r in enumerate(roles) if r == "user"), default=-1)
         return cls(
             model=model if isinstance(model, str) else "",
             roles=tuple(roles),
@@ -149,13 +155,20 @@ class RequestView:
             turn=1 + roles.count("assistant"),
             conversation=digest[:12],
             prompt_chars=prompt_chars,
+            user_turn=max(1, roles.count("user")),
+            call_in_user_turn=1 + roles[last_user + 1 :].count("assistant"),
         )
+
+    def turn_in(self, scope: str) -> int:
+        """The turn number a rule of ``scope`` counts (``conversation`` or ``user_turn``)."""
+        return self.call_in_user_turn if scope == "user_turn" else self.turn
 
     def _of_role(self, *roles: str) -> list[str]:
         return [t for r, t in zip(self.roles, self.texts, strict=True) if r in roles]
 
-    def satisfies(self, match: Match) -> bool:
-        """Return whether every condition of ``match`` holds for this request."""
+    def satisfies(self, match: Match, scope: str = "conversation") -> bool:
+        """Return whether every condition of ``match`` holds for this request (``turn`` as
+        counted in ``scope``)."""
         users = self._of_role("user")
         systems = self._of_role("system", "developer")
         tools = self._of_role("tool")
@@ -169,29 +182,40 @@ class RequestView:
             (match.last_role, lambda s: self.roles[-1] == s),
             (match.model, lambda s: self.model == s),
             (match.has_tool, lambda s: s in self.tool_names),
-            (match.turn, lambda n: self.turn == n),
+            (match.turn, lambda n: self.turn_in(scope) == n),
+            (match.user_turn, lambda n: self.user_turn == n),
         ]
         return all(value is None or check(value) for value, check in checks)
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One scripted rule: when ``match`` holds, answer from ``turns`` or with ``respond``."""
+    """One scripted rule: when ``match`` holds, answer from ``turns`` or with ``respond``.
+
+    ``scope`` says what ``turns`` count: ``conversation`` (every model call of the
+    conversation) or ``user_turn`` (the calls since the last user message)."""
 
     index: int
     name: str
     match: Match
     turns: tuple[ResponseSpec, ...] | None
     respond: ResponseSpec | None
+    scope: str = "conversation"
 
-    def response_for(self, turn: int) -> tuple[ResponseSpec, int] | None:
-        """Return the response for ``turn`` and its counter slot, or None when turns ran out."""
+    def response_for(self, turn: int, user_turn: int = 1) -> tuple[ResponseSpec, int] | None:
+        """Return the response for ``turn`` and its counter slot, or None when turns ran out.
+
+        With ``scope: user_turn`` the slot also tells user turns apart, so a fault's
+        ``times`` counts in each user turn."""
         if self.turns is None:
             assert self.respond is not None
             return self.respond, -1
         if turn > len(self.turns):
             return None
-        return self.turns[turn - 1], turn - 1
+        slot = turn - 1
+        if self.scope == "user_turn":
+            slot += (user_turn - 1) * len(self.turns)
+        return self.turns[turn - 1], slot
 
 
 @dataclass(frozen=True)
@@ -230,9 +254,9 @@ class Script:
     def select(self, view: RequestView) -> Selection:
         """Choose the response for a request: the first matching rule with a turn left."""
         for rule in self.rules:
-            if not view.satisfies(rule.match):
+            if not view.satisfies(rule.match, rule.scope):
                 continue
-            found = rule.response_for(view.turn)
+            found = rule.response_for(view.turn_in(rule.scope), view.user_turn)
             if found is not None:
                 return Selection(rule.name, rule.index, view.turn, found[0], found[1])
         return Selection(None, -1, view.turn, self.default, -1)
@@ -319,8 +343,8 @@ def load_script(source: ScriptSource) -> Script:
 def _build(data: Any, source: str, lines: dict[_PathKey, int]) -> Script:
     parsed = parse_script(data, source, lines)
     rules = tuple(
-        Rule(index=i, name=name, match=match, turns=turns, respond=respond)
-        for i, (name, match, turns, respond) in enumerate(parsed.rules)
+        Rule(index=i, name=name, match=match, turns=turns, respond=respond, scope=scope)
+        for i, (name, match, turns, respond, scope) in enumerate(parsed.rules)
     )
     return Script(
         models=parsed.models,
