@@ -139,6 +139,39 @@ def _metric_reader(settings: OtelSettings) -> MetricReader | None:
     )
 
 
+_METRIC_LOGGER = "opentelemetry.exporter.otlp.proto.http.metric_exporter"
+
+
+class _ExporterLogFilter(OnceFilter):
+    """:class:`OnceFilter`, and a backend that refuses metrics told once at INFO.
+
+    Some backends take spans but no metrics (Phoenix answers the metrics export with 405):
+    the SDK logs that as an error on every export. The first refusal (a 4xx) becomes one
+    INFO line of the plugin's logger, and the SDK's records of it are dropped.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._refused_told = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a metrics refusal (told once at INFO), else :class:`OnceFilter`'s say."""
+        if record.name == _METRIC_LOGGER and "Failed to export" in str(record.msg):
+            args = record.args if isinstance(record.args, tuple) else ()
+            code = next((a for a in args if isinstance(a, int) and 400 <= a < 500), None)
+            if code is not None:
+                with self._lock:
+                    first, self._refused_told = not self._refused_told, True
+                if first:
+                    log.info(
+                        "observability/otel: the OTLP backend does not accept metrics (HTTP "
+                        "%s); spans are still exported (metrics: false stops sending them)",
+                        code,
+                    )
+                return False
+        return super().filter(record)
+
+
 def _bounded(name: str, work: Callable[[], object], timeout_ms: int) -> bool:
     """Run ``work`` on a daemon thread and wait at most ``timeout_ms`` for it.
 
@@ -259,7 +292,7 @@ def build_pipeline(
     meter = (meter_provider or NoOpMeterProvider()).get_meter(SCOPE, _version())
     log_filter: OnceFilter | None = None
     if settings.exporter == "otlp" and span_exporter is not None:
-        log_filter = OnceFilter()
+        log_filter = _ExporterLogFilter()
         for name in OTLP_LOGGERS:
             logging.getLogger(name).addFilter(log_filter)
     return Pipeline(
