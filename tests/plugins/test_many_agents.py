@@ -1,6 +1,6 @@
 """Two agents in one process each own their record, in their own home; an agent's plugin
 instances are its own. (Sixteen and sixty-four at once, in threads and with asyncio, and agents
-closed in turn: tests/reliability/test_many_agents.py.)"""
+closed in turn: tests/reliability/test_agents_at_once.py.)"""
 
 from __future__ import annotations
 
