@@ -29,6 +29,7 @@ class ScopeHandle:
         "_attr_value",
         "_below",
         "_is_root",
+        "_local_key",
         "_rooted",
         "data",
         "metadata",
@@ -55,6 +56,7 @@ class ScopeHandle:
         below: ScopeHandle | None,
         rooted: bool,
         is_root: bool = False,
+        local_key: str | None = None,
     ) -> None:
         self.uuid = uuid
         self.name = name
@@ -70,6 +72,10 @@ class ScopeHandle:
         # True once an explicit scope (an Agent, or a "turn" custom scope) is the causal root.
         self._rooted = rooted
         self._is_root = is_root
+        # What scope-local registrations are keyed by: the uuid, except for the root of a
+        # stack continued from a propagation context, which shares its uuid with the remote
+        # parent but not that parent's registrations (as in Relay).
+        self._local_key = uuid if local_key is None else local_key
 
     @property
     def attributes(self) -> ScopeAttributes:

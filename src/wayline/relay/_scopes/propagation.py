@@ -241,7 +241,10 @@ def capture_traceparent() -> str:
 
 
 def create_scope_stack_from_propagation(context: PropagationContext) -> ScopeStack:
-    """A new stack whose scopes are children of ``context.parent_uuid`` (same root)."""
+    """A new stack whose scopes are children of ``context.parent_uuid`` (same root).
+
+    As in Relay, the parent's scope-local registrations stay with the parent's own stack.
+    """
     if not isinstance(context, PropagationContext):
         raise TypeError(f"expected a PropagationContext, not {type(context).__name__}")
     return ScopeStack(_scope.make_root(context.parent_uuid, context.root_uuid))

@@ -41,10 +41,11 @@ def _uuid(scope_handle: ScopeHandle) -> str:
     uuid = getattr(scope_handle, "uuid", None)
     if not isinstance(uuid, str):
         raise TypeError(f"expected a ScopeHandle, not {type(scope_handle).__name__}")
-    if uuid not in _reg.state.stack_uuids():
+    key = getattr(scope_handle, "_local_key", uuid)
+    if key not in _reg.state.stack_uuids():
         # As in Relay: a popped (or foreign) scope owns nothing any more.
         raise RuntimeError(f"not found: scope {uuid} not found")
-    return uuid
+    return key
 
 
 def _add(

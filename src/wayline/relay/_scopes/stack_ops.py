@@ -45,6 +45,7 @@ __all__ = [
 SEVERITY_METADATA_KEY: Final = "nemo_relay.log.severity"
 SEVERITIES: Final = frozenset({"trace", "debug", "info", "warn", "error"})
 ROOT_NAME: Final = "root"
+PROPAGATED_ROOT_NAME: Final = "propagated-root"
 
 _top: ContextVar[ScopeHandle | None] = ContextVar("wayline_relay_scope_top", default=None)
 
@@ -52,12 +53,14 @@ _top: ContextVar[ScopeHandle | None] = ContextVar("wayline_relay_scope_top", def
 def make_root(uuid: str | None = None, root_uuid: str | None = None) -> ScopeHandle:
     """A new implicit root (its own uuid unless continuing a propagated parent)."""
     now = now_ns()
-    uuid = uuid7_at(now) if uuid is None else uuid
+    own = uuid7_at(now)
+    propagated = uuid is not None
+    uuid = own if uuid is None else uuid
     rooted = root_uuid is not None
     # Relay's root is Agent-typed (its session-id lookup skips it explicitly); never emitted.
     return ScopeHandle(
         uuid,
-        ROOT_NAME,
+        PROPAGATED_ROOT_NAME if propagated else ROOT_NAME,
         ScopeType.Agent,
         0,
         (),
@@ -69,6 +72,8 @@ def make_root(uuid: str | None = None, root_uuid: str | None = None) -> ScopeHan
         None,
         rooted,
         True,
+        # A continued parent's registrations stay with the parent's own stack.
+        f"{uuid}/{own}" if propagated else None,
     )
 
 
@@ -89,11 +94,15 @@ def _set_top(handle: ScopeHandle | None) -> None:
 
 
 def stack_uuids() -> list[str]:
-    """Uuids of the scopes on the current stack, innermost first (root included)."""
+    """Scope-local keys of the scopes on the current stack, innermost first (root included).
+
+    A key is the scope's uuid, except for a stack continued from a propagation context,
+    whose root has a key of its own (see ``ScopeHandle._local_key``).
+    """
     uuids: list[str] = []
     node = _top.get()
     while node is not None:
-        uuids.append(node.uuid)
+        uuids.append(node._local_key)
         node = node._below
     return uuids
 
