@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from wayline import relay
 
@@ -71,3 +74,29 @@ def test_a_scope_local_on_a_forked_root_stays_in_the_fork() -> None:
 
     asyncio.run(main())
     assert seen == {"child": {"x": 1, "local": True}, "parent": {"x": 1}}
+
+
+def test_exporters_repr_and_deregister_as_relay(tmp_path: Path) -> None:
+    """Both exporters' repr starts as Relay's; deregister says whether the name was theirs."""
+    config = relay.AtofExporterConfig()
+    config.output_directory = str(tmp_path)
+    config.filename = "events.jsonl"
+    atof = relay.AtofExporter(config)
+    atif = relay.AtifExporter("s-1", "agent", "1.0")
+    try:
+        assert repr(atof).startswith("<AtofExporter> ")
+        assert repr(atif).startswith("<AtifExporter> ")
+        atif.register("parity-atif")
+        assert atif.deregister("parity-atif") is True
+        assert atif.deregister("parity-atif") is False
+        assert "parity-atif" not in relay.subscribers.registered()
+    finally:
+        atof.shutdown()
+
+
+def test_a_stream_sink_without_url_is_refused_in_relays_words() -> None:
+    """An ATOF stream sink with no url raises ``ValueError('... stream sink requires url')``."""
+    config = relay.AtofExporterConfig()
+    config.sink_type = "stream"
+    with pytest.raises(ValueError, match="stream sink requires url"):
+        relay.AtofExporter(config)

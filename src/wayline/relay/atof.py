@@ -111,6 +111,8 @@ class AtofExporter:
 
     def __new__(cls, config: AtofExporterConfig, *, buffered: bool = False) -> AtofExporter:
         if cls is AtofExporter and config.sink_type == "stream":
+            if not config.url:
+                raise ValueError("ATOF stream sink requires url")  # Relay's words
             from wayline.relay.atof_stream import AtofStreamExporter
 
             return object.__new__(AtofStreamExporter)  # its __init__ runs next
@@ -231,4 +233,5 @@ class AtofExporter:
         self.shutdown()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.path!r} names={sorted(self._names)}>"
+        # Relay's repr is the bare ``<AtofExporter>``; the path and names follow it.
+        return f"<AtofExporter> {type(self).__name__} {self.path!r} names={sorted(self._names)}"

@@ -116,6 +116,10 @@ class AtifExporter:
         self._failed = False
         self._private = PrivatePaths()  # one warning per wide path, not one per snapshot
 
+    def __repr__(self) -> str:
+        # Relay's repr is the bare ``<AtifExporter>``; the session and names follow it.
+        return f"<AtifExporter> session_id={self.session_id!r} names={sorted(self._names)}"
+
     def _new_builder(self) -> TrajectoryBuilder:
         return TrajectoryBuilder(self._info, session_id=self.session_id, infer_agent=self._infer)
 
@@ -197,12 +201,14 @@ class AtifExporter:
         subscribers.register(name, self.on_event)
         self._names.add(name)
 
-    def deregister(self, name: str) -> None:
-        """Stop receiving relay events under ``name``."""
+    def deregister(self, name: str) -> bool:
+        """Stop receiving relay events under ``name``; ``True`` if it was registered so."""
         from wayline.relay import subscribers
 
-        subscribers.deregister(name)
+        if name not in self._names:
+            return False
         self._names.discard(name)
+        return subscribers.deregister(name)
 
     def _root(self) -> TrajectoryNode:
         root = self._builder.manual_root
