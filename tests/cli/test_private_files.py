@@ -46,9 +46,10 @@ def chat(home: Path, cwd: Path, url: str, *extra: str, umask: int = 0) -> Any:
     )  # fmt: skip
 
 
-def session_of(proc: subprocess.CompletedProcess[str]) -> str:
-    """The session id ``chat -Q`` prints on stderr."""
-    return proc.stderr.split("session_id: ")[1].split()[0]
+def only_transcript(home: Path) -> Path:
+    """The one transcript the session store holds."""
+    (transcript,) = (home / "sessions").glob("*.jsonl")
+    return transcript
 
 
 def test_a_new_home_and_its_transcripts_are_private_under_umask_zero(
@@ -59,7 +60,7 @@ def test_a_new_home_and_its_transcripts_are_private_under_umask_zero(
     home = tmp_path / "fresh" / "home"
     proc = chat(home, tmp_path, srv.base_url)
     assert proc.returncode == 0, proc.stderr
-    transcript = home / "sessions" / f"{session_of(proc)}.jsonl"
+    transcript = only_transcript(home)
     assert transcript.read_text().strip()
     assert (mode(home), mode(home / "sessions"), mode(transcript)) == (0o700, 0o700, 0o600)
     assert WIDE not in proc.stderr
@@ -102,12 +103,12 @@ def test_existing_wider_modes_are_left_alone_and_warned_about_once(
     sessions.chmod(0o755)
     first = chat(home, tmp_path, srv.base_url, umask=0o022)
     assert first.returncode == 0, first.stderr
-    transcript = sessions / f"{session_of(first)}.jsonl"
+    transcript = only_transcript(home)
     assert mode(sessions) == 0o755 and mode(transcript) == 0o600
     warned = [line for line in first.stderr.splitlines() if WIDE in line]
     assert len(warned) == 1 and str(sessions) in warned[0] and "chmod 700" in warned[0]
     transcript.chmod(0o644)
-    again = chat(home, tmp_path, srv.base_url, "--resume", session_of(first), umask=0o022)
+    again = chat(home, tmp_path, srv.base_url, "--resume", transcript.stem, umask=0o022)
     assert again.returncode == 0, again.stderr
     assert mode(transcript) == 0o644 and len(transcript.read_text().splitlines()) > 2
     warned = [line for line in again.stderr.splitlines() if WIDE in line]
