@@ -140,7 +140,7 @@ def test_async_tool_execute_runs_intercepts_around_an_async_tool(
 
     async def tool(args: Any) -> Any:
         await asyncio.sleep(0)
-        return {"v": args["x"] * 2}
+        return relay.ToolExecutionResult({"v": args["x"] * 2})
 
     result = asyncio.run(relay.tools.execute("double", {"x": 3}, tool, tool_call_id="a1"))
     assert result.result == {"wrapped": {"v": 6}}

@@ -113,8 +113,10 @@ def test_async_execute_with_sync_and_async_providers(captured: list[relay.Event]
     async def run() -> tuple[Any, Any, Any]:
         first = await relay.llm.execute("p", _request(), async_provider, model_name="m")
         second = await relay.llm.execute("p", _request(), lambda r: {"id": "s"})
-        tool = await relay.tools.execute("t", {"x": 1}, lambda args: {"y": args["x"] + 1})
-        return first, second, tool
+        tool = await relay.tools.execute(
+            "t", {"x": 1}, lambda args: relay.ToolExecutionResult({"y": args["x"] + 1})
+        )
+        return first, second, tool.result
 
     assert asyncio.run(run()) == ({"id": "a"}, {"id": "s"}, {"y": 2})
     assert [e.data for e in captured if e.scope_category == "end"] == [

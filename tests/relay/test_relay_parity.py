@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
+from collections import UserDict, UserList
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +103,85 @@ def test_a_stream_sink_without_url_is_refused_in_relays_words() -> None:
     config.sink_type = "stream"
     with pytest.raises(ValueError, match="stream sink requires url"):
         relay.AtofExporter(config)
+
+
+def test_async_tool_execute_requires_a_tool_execution_result(
+    captured: list[relay.Event],
+) -> None:
+    """A raw return is Relay's invalid-argument error, recorded as the tool's error end."""
+    with pytest.raises(RuntimeError, match="must return ToolExecutionResult") as caught:
+        asyncio.run(relay.tools.execute("raw", {}, lambda args: {"raw": True}))
+    assert "'dict' object is not an instance of 'ToolExecutionResult'" in str(caught.value)
+    end = captured[-1]
+    assert end.data is None
+    assert end.metadata["error.type"] == "invalid_argument"
+    assert end.metadata["otel.status_description"] == str(caught.value)
+
+
+@dataclass
+class _Node:
+    child: object = None
+
+
+def test_async_tool_results_are_converted_to_json(captured: list[relay.Event]) -> None:
+    """Mappings, sequences, sets and dataclasses become JSON; NaN becomes null."""
+    value = {"m": UserDict({"a": (1, 2)}), "l": UserList([{3}]), "d": _Node(1.5), "n": math.nan}
+    result = asyncio.run(
+        relay.tools.execute("conv", {}, lambda args: relay.ToolExecutionResult(value))
+    )
+    expected = {"m": {"a": [1, 2]}, "l": [[3]], "d": {"child": 1.5}, "n": None}
+    assert isinstance(result, relay.ToolExecutionResult)
+    assert result.result == expected
+    assert captured[-1].data == expected
+
+
+@pytest.mark.parametrize("kind", ["dict", "mapping", "sequence", "dataclass", "async"])
+def test_a_cyclic_tool_result_is_refused_and_the_runtime_stays_usable(
+    captured: list[relay.Event], kind: str
+) -> None:
+    """A cycle is Relay's internal JSON error; shared non-cyclic values still convert."""
+    cyclic: Any
+    if kind == "mapping":
+        cyclic = UserDict()
+        cyclic["self"] = cyclic
+    elif kind == "sequence":
+        cyclic = UserList()
+        cyclic.append(cyclic)
+    elif kind == "dataclass":
+        cyclic = _Node()
+        cyclic.child = cyclic
+    else:
+        cyclic = {}
+        cyclic["self"] = cyclic
+
+    def tool(args: Any) -> Any:
+        return relay.ToolExecutionResult(cyclic)
+
+    async def async_tool(args: Any) -> Any:
+        return tool(args)
+
+    with pytest.raises(RuntimeError, match="circular reference detected") as caught:
+        asyncio.run(relay.tools.execute("cyclic", {}, async_tool if kind == "async" else tool))
+    assert str(caught.value).startswith("internal error: ValueError: Failed to convert to JSON")
+    assert captured[-1].metadata["error.type"] == "internal_error"
+    shared = {"v": True}
+    result = asyncio.run(
+        relay.tools.execute("ok", {}, lambda a: relay.ToolExecutionResult([shared, shared]))
+    )
+    assert result.result == [{"v": True}, {"v": True}]
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ({1: 2}, "unexpected type: 'int' object is not an instance of 'str'"),
+        (object(), "unsupported type object"),
+        (b"x", "invalid type: byte array"),
+        (10**30, "JSON number out of range"),
+    ],
+)
+def test_unconvertible_tool_results_name_the_reason(value: Any, reason: str) -> None:
+    """Non-string keys, unknown types, bytes and huge integers are refused as Relay words it."""
+    with pytest.raises(RuntimeError, match="Failed to convert to JSON") as caught:
+        asyncio.run(relay.tools.execute("bad", {}, lambda a: relay.ToolExecutionResult(value)))
+    assert reason in str(caught.value)

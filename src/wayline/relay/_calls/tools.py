@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
+from wayline.relay._calls import skill_load as _skill_load
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._intercepts import guardrails as _guardrails
 from wayline.relay._intercepts import sanitize as _sanitize
@@ -24,11 +25,17 @@ from wayline.relay._scopes.datatypes import (
     attribute_bits,
 )
 from wayline.relay._scopes.handles import ScopeHandle, ToolHandle
+from wayline.relay._scopes.pyjson import JsonConversionError, to_json_value
 from wayline.relay._scopes.stack_ops import current, end_timestamp_ns
-from wayline.relay._scopes.status import error_metadata, ok_metadata
+from wayline.relay._scopes.status import (
+    RelayInternalError,
+    RelayInvalidArgument,
+    error_metadata,
+    ok_metadata,
+)
 from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
-from wayline.relay.events import ScopeEvent, merge_json
+from wayline.relay.events import ScopeEvent, emit_mark, merge_json
 from wayline.relay.timefmt import datetime_to_ns
 
 __all__ = [
@@ -57,7 +64,9 @@ def call(
     """Start a tool span under ``handle`` (default: the active scope) and emit its start event.
 
     The start event's ``data`` is ``args``; ``data`` stays on the handle only; ``tool_call_id``
-    goes into ``category_profile`` (the profile is ``{}`` without it).
+    goes into ``category_profile`` (the profile is ``{}`` without it). As in Relay, a call
+    whose arguments load a skill is followed by one ``skill.load`` mark per skill, under the
+    tool and at its start time (see :mod:`wayline.relay._calls.skill_load`).
     """
     if not isinstance(name, str):
         raise TypeError(f"tool name must be a str, not {type(name).__name__}")
@@ -82,6 +91,8 @@ def call(
         # As Relay: sanitizers run on every start, even when no subscriber records it.
         _sanitize.tool_payload(_sanitize.TOOL_REQUEST, name, args)
     if callbacks:
+        # Detected on the arguments as called, before a sanitizer rewrites the recorded copy.
+        skills = _skill_load.detect(name, args)
         if _sanitize.TOOL_REQUEST.chain:
             args = _sanitize.tool_payload(_sanitize.TOOL_REQUEST, name, args)
         _subs.dispatch(
@@ -101,6 +112,18 @@ def call(
             ),
             callbacks,
         )
+        for skill_name, source in skills:
+            emit_mark(
+                uuid7_at(started),
+                tool.uuid,
+                tool.propagation_root_uuid,
+                started,
+                _skill_load.MARK_NAME,
+                None,
+                None,
+                {"skill_name": skill_name},
+                {"skill_load_source": source, "tool_name": name},
+            )
     return tool
 
 
@@ -255,6 +278,40 @@ def _sync_only(name: str, func: Callable[[Json], Any]) -> Callable[[Json], Any]:
     return run
 
 
+def _checked(value: Any) -> ToolExecutionResult[Any]:
+    """A tool's return as Relay's ``tools.execute`` takes it: a ``ToolExecutionResult`` whose
+    result (and annotation) convert to JSON, else Relay's ``RuntimeError``."""
+    if not isinstance(value, ToolExecutionResult):
+        shown = "'None' is" if value is None else f"'{type(value).__name__}' object is"
+        raise RelayInvalidArgument(
+            "invalid argument: tool execution callback must return ToolExecutionResult; "
+            "return ToolExecutionResult(payload), not a raw dict: "
+            f"{shown} not an instance of 'ToolExecutionResult'"
+        )
+    try:
+        result = to_json_value(value.result)
+        annotation = None if value.annotation is None else to_json_value(value.annotation)
+    except JsonConversionError as exc:
+        raise RelayInternalError(f"internal error: ValueError: {exc}") from None
+    return ToolExecutionResult(result, annotation)
+
+
+async def _checked_later(value: Awaitable[Any]) -> ToolExecutionResult[Any]:
+    return _checked(await value)
+
+
+def _strict(func: Callable[[Json], Any]) -> Callable[[Json], Any]:
+    """``func`` whose return (awaited, if it is awaitable) passes :func:`_checked`."""
+
+    def run(args: Json) -> Any:
+        value = func(args)
+        if inspect.isawaitable(value):
+            return _checked_later(value)
+        return _checked(value)
+
+    return run
+
+
 async def execute(
     name: str,
     args: Json,
@@ -272,13 +329,16 @@ async def execute(
     Order: tool conditional-execution guardrails and tool request intercepts (a failure
     raises before any event), the start event with the rewritten args, ``func`` wrapped by
     tool execution intercepts, the end event (result, annotation, ``otel.status_code: "OK"``)
-    and then the intercepts' pending marks at end + 1 µs. ``func`` returns a
-    ``ToolExecutionResult`` or a plain JSON value; without execution intercepts it is returned
-    as is, with them the outermost outcome comes back as a ``ToolExecutionResult``. If the
+    and then the intercepts' pending marks at end + 1 µs. As in Relay, ``func`` must return
+    a ``ToolExecutionResult`` (anything else raises Relay's ``invalid argument`` error) whose
+    result converts to JSON (a cycle or an unsupported type raises Relay's ``internal error``);
+    the outermost outcome comes back as a new ``ToolExecutionResult`` of plain JSON. If the
     call raises, the end event has ``data: null`` and error status, pending marks are
     discarded, and the exception propagates. ``end_metadata(result)`` (wayline extension)
-    returns metadata merged into a successful end event.
+    returns metadata merged into a successful end event. :func:`execute_sync` also takes a
+    plain JSON return.
     """
+    func = _strict(func)
     if _guardrails.TOOL_CONDITIONAL.chain:
         await _guardrails.check_tool_async(name, args, handle)
     if _icpt.TOOL_REQUEST.chain:

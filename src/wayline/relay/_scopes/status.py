@@ -7,7 +7,14 @@ from typing import Any
 
 from wayline.relay.events import merge_json
 
-__all__ = ["annotation_json", "error_metadata", "ok_metadata"]
+__all__ = [
+    "RelayError",
+    "RelayInternalError",
+    "RelayInvalidArgument",
+    "annotation_json",
+    "error_metadata",
+    "ok_metadata",
+]
 
 
 def ok_metadata(metadata: Any) -> Any:
@@ -18,18 +25,30 @@ def ok_metadata(metadata: Any) -> Any:
     return merged
 
 
-class RelayInvalidArgument(RuntimeError):
-    """A callback broke a Relay contract (wrong return type …): Relay's ``invalid_argument``.
+class RelayError(RuntimeError):
+    """An error Relay itself raises, with its ``error.type`` and status description.
 
     ``str()`` adds wayline's detail (which intercept); the end event's status description is
     Relay's own message, without it.
     """
 
-    error_type = "invalid_argument"
+    error_type = "internal_error"
 
     def __init__(self, message: str, detail: str = "") -> None:
         super().__init__(f"{message}{detail}")
         self.relay_message = message
+
+
+class RelayInvalidArgument(RelayError):
+    """A callback broke a Relay contract (wrong return type …): Relay's ``invalid_argument``."""
+
+    error_type = "invalid_argument"
+
+
+class RelayInternalError(RelayError):
+    """Relay failed on a callback's value (it could not be converted to JSON …)."""
+
+    error_type = "internal_error"
 
 
 def error_metadata(metadata: Any, exc: BaseException) -> Any:
@@ -40,7 +59,7 @@ def error_metadata(metadata: Any, exc: BaseException) -> Any:
     Relay itself would raise; keys already in ``metadata`` win for ``error.type`` and
     ``exception.type``.
     """
-    if isinstance(exc, RelayInvalidArgument):
+    if isinstance(exc, RelayError):
         status = {
             "otel.status_code": "ERROR",
             "otel.status_description": exc.relay_message,
