@@ -185,3 +185,12 @@ def test_unconvertible_tool_results_name_the_reason(value: Any, reason: str) -> 
     with pytest.raises(RuntimeError, match="Failed to convert to JSON") as caught:
         asyncio.run(relay.tools.execute("bad", {}, lambda a: relay.ToolExecutionResult(value)))
     assert reason in str(caught.value)
+
+
+def test_annotations_take_extra_none_as_no_extra_keys() -> None:
+    """``extra=None`` (as an integration codec passes it) is an empty ``extra``, as in Relay."""
+    request = relay.AnnotatedLLMRequest([{"role": "user", "content": "hi"}], extra=None)
+    response = relay.AnnotatedLLMResponse(extra=None)
+    assert request.extra == {} and response.extra == {}
+    assert request.to_dict() == {"messages": [{"role": "user", "content": "hi"}]}
+    assert response.to_dict() == {}

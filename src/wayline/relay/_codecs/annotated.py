@@ -68,6 +68,10 @@ class AnnotatedLLMRequest:
     """Transport settings a codec decoded (``stream``, ``metadata``, …): written on ATOF like
     Relay's typed request fields, not exposed by Relay as properties, ignored by ``==``."""
 
+    def __post_init__(self) -> None:
+        if self.extra is None:  # as Relay: ``extra=None`` is no extra keys
+            self.extra = {}
+
     def to_dict(self) -> dict[str, Any]:
         """The annotation as written on ATOF (absent fields omitted, ``extra`` flattened)."""
         return copy.deepcopy(_flatten(self, _REQUEST_FIELDS, {**self.transport, **self.extra}))
@@ -122,6 +126,8 @@ class AnnotatedLLMResponse:
         return copy.deepcopy(_flatten(self, _RESPONSE_FIELDS, self.extra))
 
     def __post_init__(self) -> None:
+        if self.extra is None:  # as Relay: ``extra=None`` is no extra keys
+            self.extra = {}
         # Relay's native shape for a finish reason it does not know: {"unknown": "<raw>"}.
         reason: Any = self.finish_reason
         if isinstance(reason, Mapping) and isinstance(reason.get("unknown"), str):
