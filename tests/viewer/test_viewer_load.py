@@ -73,7 +73,7 @@ def test_harbor_trajectory_header_counts_tokens_and_cost(tmp_path: Path, version
 def test_harbor_timing_is_estimated_from_step_timestamps(tmp_path: Path) -> None:
     """Without invocation times, an agent step's LLM span runs from the previous step's time."""
     view = _view(tmp_path, harbor_trajectory())
-    spans = [(s["k"], s["s"], s["e"], s.get("ap")) for s in view["spans"]]
+    spans = [(s["k"], s["s"], s["e"], s.get("ap")) for s in view["spans"] if s["k"] != "turn"]
     assert spans == [("llm", 1000.0, 4500.0, 1), ("llm", 4500.0, 6000.0, 1)]
     assert view["timing"] == "estimated from step timestamps"
 
@@ -162,7 +162,15 @@ def test_relay_subagent_is_nested_under_its_tool_call() -> None:
     assert call["n"] == "delegate" and call["sub"] == [0]
     assert [s["m"] for s in view["subs"][0]["steps"]] == ["sub task x", "sub answer"]
     kinds = [(s["k"], s["d"]) for s in view["spans"]]
-    assert kinds == [("llm", 0), ("tool", 0), ("subagent", 1), ("llm", 2), ("llm", 0)]
+    assert kinds == [
+        ("turn", 0),
+        ("llm", 0),
+        ("tool", 0),
+        ("subagent", 1),
+        ("turn", 2),
+        ("llm", 2),
+        ("llm", 0),
+    ]
 
 
 def test_approval_and_denied_command_from_a_real_session(injection_run: Path) -> None:
@@ -230,7 +238,7 @@ def test_span_columns_keep_every_span_to_the_microsecond() -> None:
     spans = build_view(loaded)["spans"]
     columns = span_columns(spans)
     at = 0
-    kinds = ("llm", "tool", "approval", "subagent")
+    kinds = ("llm", "tool", "approval", "subagent", "turn")
     for i, span in enumerate(spans):
         at += columns["s"][i]
         assert kinds[columns["k"][i]] == span["k"]
@@ -239,6 +247,6 @@ def test_span_columns_keep_every_span_to_the_microsecond() -> None:
         assert abs(at / 1000 - span["s"]) < 0.0015
         assert abs((at + columns["u"][i]) / 1000 - span["e"]) < 0.0015
         assert columns["st"][i] == span.get("st", 0) and columns["d"][i] == span["d"]
-        assert bool(columns["f"][i] & 1) == bool(span.get("er"))
+        assert bool(columns["f"][i] & 1) == bool(span.get("er") or span.get("o") == "error")
         assert bool(columns["f"][i] & 8) == (span.get("g") is not None)
     assert len(spans) > 3

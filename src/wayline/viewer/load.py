@@ -35,6 +35,8 @@ ToolScopes = dict[tuple[str, str], str]
 _FATAL = re.compile(r"^\$(\.schema_version|\.steps(\[\d+\](\.(source|message))?)?)?$")
 _SUPPORTED = tuple(f"ATIF-v1.{minor}" for minor in range(5, 9))
 APPROVAL_MARKS = ("hermes.approval.request", "hermes.approval.response")
+# Marks the page draws: approvals, and each turn's end (how it ended: viewer/turns.py).
+KEPT_MARKS = (*APPROVAL_MARKS, "hermes.session.end")
 
 
 class ViewerInputError(ValueError):
@@ -75,8 +77,8 @@ def scan_events(
     marks: list[Any],
     tool_scopes: ToolScopes | None = None,
 ) -> None:
-    """Record each scope's exact start/end in ``timing``, the approval marks in ``marks`` and
-    each tool start's scope in ``tool_scopes``."""
+    """Record each scope's exact start/end in ``timing``, the approval and turn-end marks in
+    ``marks`` and each tool start's scope in ``tool_scopes``."""
     for event in events:
         if not isinstance(event, Mapping):
             continue
@@ -84,7 +86,7 @@ def scan_events(
         if not isinstance(uuid, str):
             continue
         if event.get("kind") == "mark":
-            if event.get("name") in APPROVAL_MARKS:
+            if event.get("name") in KEPT_MARKS:
                 marks.append(dict(event))
             continue
         phase = event.get("scope_category")

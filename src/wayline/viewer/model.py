@@ -14,97 +14,30 @@ marked approximate with ``ne`` (no end recorded); with no later model call it is
 from __future__ import annotations
 
 import json
-import math
 from datetime import UTC, datetime
 from typing import Any
 
 from wayline.relay.atif.payloads import timestamp_ns
-from wayline.viewer.load import Timing, Trajectory
+from wayline.viewer.load import APPROVAL_MARKS, Timing, Trajectory
 from wayline.viewer.rewrite import call_rewrite, trace_entries
+from wayline.viewer.turns import SESSION_END, assign_marks, infer_outcome, split_turns
+from wayline.viewer.values import (
+    content_text,
+    header_of,
+    is_error_status,
+    list_of_dicts,
+    llm_cancelled,
+    metrics_of,
+    ns_of_seconds,
+    ns_of_text,
+    pretty,
+    result_cancelled,
+    result_is_error,
+    result_text,
+    scope_uuid,
+)
 
 JsonDict = dict[str, Any]
-_PRETTY_LIMIT = 200_000  # bigger results are shown as they are, not re-indented
-
-
-def _ns_of_text(value: Any) -> int | None:
-    if not isinstance(value, str):
-        return None
-    exact: int | None = timestamp_ns(value)
-    if exact is not None:
-        return exact
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)  # Harbor writes naive UTC times
-    return round(parsed.timestamp() * 1_000_000) * 1000
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _ns_of_seconds(value: Any) -> int | None:
-    if _finite(value):
-        return round(float(value) * 1000) * 1_000_000
-    return None
-
-
-def content_text(content: Any) -> str:
-    """ATIF message/result content as text; media parts become ``[image: type path]``."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if not isinstance(part, dict):
-                parts.append(str(part))
-            elif part.get("type") == "text":
-                parts.append(str(part.get("text") or ""))
-            else:
-                source = part.get("source") if isinstance(part.get("source"), dict) else {}
-                media = source.get("media_type", "") if source else ""
-                where = source.get("path", "") if source else ""
-                parts.append(f"[{part.get('type')}: {media} {where}]".replace("  ", " "))
-        return "\n".join(parts)
-    return json.dumps(content, ensure_ascii=False)
-
-
-def pretty(text: str) -> str:
-    """Re-indent text that is a JSON object or array; other text unchanged."""
-    stripped = text.strip()
-    if len(stripped) > _PRETTY_LIMIT or stripped[:1] not in ("{", "["):
-        return text
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        return text
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _is_error_status(value: Any) -> bool:
-    return isinstance(value, str) and value.lower() in ("error", "failed", "failure")
-
-
-def _result_is_error(result: JsonDict, text: str) -> bool:
-    extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
-    assert isinstance(extra, dict)
-    meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    if extra.get("is_error") is True or _is_error_status(meta.get("status")):
-        return True
-    if meta.get("otel.status_code") == "ERROR":
-        return True
-    if text.lstrip().startswith("{") and '"error"' in text:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return False
-        return isinstance(value, dict) and bool(value.get("error"))
-    return False
 
 
 class _Builder:
@@ -134,6 +67,7 @@ class _Builder:
         error: bool = False,
         group: str | None = None,
         approx: bool = False,
+        cancelled: bool = False,
     ) -> int | None:
         if start is None or end is None:
             return None
@@ -143,6 +77,8 @@ class _Builder:
         span["st"] = step
         if error:
             span["er"] = 1
+        if cancelled:
+            span["cn"] = 1
         if group is not None:
             span["g"] = group
         if approx:
@@ -180,15 +116,18 @@ class _Builder:
         return (None, None)
 
     def _invocation(self, uuid: Any, invocation: Any) -> tuple[int | None, int | None, bool]:
+        """Start, end and whether the call failed; exact ATOF times win over the recorded
+        ones, and the recorded status counts either way."""
+        failed = isinstance(invocation, dict) and is_error_status(invocation.get("status"))
         start, end = self._exact(uuid)
         if start is not None and end is not None:
-            return start, end, False
+            return start, end, failed
         if isinstance(invocation, dict):
-            start = _ns_of_seconds(invocation.get("start_timestamp"))
-            end = _ns_of_seconds(invocation.get("end_timestamp"))
+            start = ns_of_seconds(invocation.get("start_timestamp"))
+            end = ns_of_seconds(invocation.get("end_timestamp"))
             if start is not None and end is not None:
                 self.exactness.add("ms")
-            return start, end, _is_error_status(invocation.get("status"))
+            return start, end, failed
         return None, None, False
 
     def trajectory(self, doc: JsonDict, where: str, depth: int) -> JsonDict:
@@ -196,26 +135,58 @@ class _Builder:
         subs_in = [s for s in doc.get("subagent_trajectories") or [] if isinstance(s, dict)]
         by_id = {s.get("trajectory_id"): i for i, s in enumerate(subs_in)}
         subs_out: list[JsonDict | None] = [None] * len(subs_in)
-        scope = _scope_uuid(doc)
+        scope = scope_uuid(doc)
         approvals = self._approvals(scope)
         outer_unended, self.unended = self.unended, []
         outer_scope, self.scope = self.scope, scope
         referenced: set[int] = set()
         steps_out: list[JsonDict] = []
         previous_ns: int | None = None
-        for step in steps_in:
-            view, previous_ns = self._step(
-                step, where, depth, previous_ns, by_id, subs_in, subs_out, referenced, approvals
-            )
-            steps_out.append(view)
+        turns = split_turns(steps_in)
+        rows: list[int] = []  # each turn's timeline row, filled when its steps are drawn
+        spans: list[tuple[int | None, int | None]] = []  # each turn's first and last instant
+        for first, last in turns:
+            rows.append(len(self.spans))
+            self.spans.append({})
+            mark = len(self.instants)
+            for step in steps_in[first : last + 1]:
+                view, previous_ns = self._step(
+                    step, where, depth, previous_ns, by_id, subs_in, subs_out, referenced, approvals
+                )
+                steps_out.append(view)
+            own = self.instants[mark:]
+            spans.append((min(own), max(own)) if own else (None, None))
         self._close_unended(None)
         self.unended, self.scope = outer_unended, outer_scope
+        marks = [m for m in self.marks if m.get("name") == SESSION_END]
+        recorded = assign_marks(spans, [m for m in marks if m.get("parent_uuid") == scope])
+        outcomes: list[str] = []
+        for number, ((first, last), row, (start, end), known) in enumerate(
+            zip(turns, rows, spans, recorded, strict=True), start=1
+        ):
+            outcome = known or infer_outcome(steps_out[first : last + 1])
+            outcomes.append(outcome)
+            steps_out[last]["to"] = outcome
+            if known is None:
+                steps_out[last]["ti"] = 1  # inferred from the steps, not recorded
+            if start is not None and end is not None:
+                self.spans[row] = {
+                    "k": "turn",
+                    "n": f"turn {number}: {outcome}",
+                    "s": start,
+                    "e": end,
+                    "d": depth,
+                    "p": where,
+                    "st": steps_out[first]["i"],
+                    "o": outcome,
+                }
         for start, end, label in approvals.values():
             self._span("approval", label, start, end, depth, where, 0)
         for index, sub in enumerate(subs_in):
             if subs_out[index] is None:
                 subs_out[index] = self._subagent(sub, f"{where}{index}.", depth, 0, None)
-        out: JsonDict = {"steps": steps_out, "subs": subs_out, "h": _header(doc)}
+        out: JsonDict = {"steps": steps_out, "subs": subs_out, "h": header_of(doc)}
+        out["h"]["turns"] = outcomes
         out["u"] = [i for i in range(len(subs_in)) if i not in referenced]
         return out
 
@@ -235,7 +206,7 @@ class _Builder:
         step_id = raw_id if isinstance(raw_id, int) else 0
         extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
         assert isinstance(extra, dict)
-        at = _ns_of_text(step.get("timestamp"))
+        at = ns_of_text(step.get("timestamp"))
         if at is not None:
             self.instants.append(at)
         view: JsonDict = {
@@ -254,13 +225,15 @@ class _Builder:
         request_trace = trace_entries(extra.get("middleware_trace"))
         if request_trace:
             view["mt"] = request_trace
-        metrics = _metrics(step.get("metrics"))
+        metrics = metrics_of(step.get("metrics"))
         if metrics:
             view["x"] = metrics
         if step.get("source") == "agent":
             invocation = extra.get("invocation")
             uuid = invocation.get("invocation_id") if isinstance(invocation, dict) else None
             start, end, failed = self._invocation(uuid, invocation)
+            cancelled = failed and llm_cancelled(extra)
+            failed = failed and not cancelled
             approx = False
             if start is None and at is not None and previous_ns is not None:
                 start, end, approx = previous_ns, at, True
@@ -268,9 +241,22 @@ class _Builder:
             label = str(view.get("mo") or "call")
             if self.unended:
                 self._close_unended(start)
-            self._span("llm", label, start, end, depth, where, step_id, error=failed, approx=approx)
+            self._span(
+                "llm",
+                label,
+                start,
+                end,
+                depth,
+                where,
+                step_id,
+                error=failed,
+                approx=approx,
+                cancelled=cancelled,
+            )
             if failed:
-                view["e"] = 1
+                view["e"] = view["le"] = 1
+            if cancelled:
+                view["cn"] = 1
         calls, orphans = self._calls(
             step, extra, where, depth, step_id, by_id, subs_in, subs_out, referenced, approvals
         )
@@ -280,6 +266,8 @@ class _Builder:
             view["o"] = orphans
         if any(call.get("e") for call in calls) or any(o.get("e") for o in orphans):
             view["e"] = 1
+        if any(call.get("cn") for call in calls):
+            view["cn"] = 1
         return view, at if at is not None else previous_ns
 
     def _calls(
@@ -308,9 +296,9 @@ class _Builder:
                 by_call.setdefault(call_id, []).append(result)
             else:
                 orphans_in.append(result)
-        ancestry = _list_of_dicts(extra.get("tool_ancestry"))
+        ancestry = list_of_dicts(extra.get("tool_ancestry"))
         invocations = {
-            i.get("invocation_id"): i for i in _list_of_dicts(extra.get("tool_invocations"))
+            i.get("invocation_id"): i for i in list_of_dicts(extra.get("tool_invocations"))
         }
         group = f"{where}/{step_id}" if len(raw_calls) > 1 else None
         calls: list[JsonDict] = []
@@ -325,9 +313,16 @@ class _Builder:
             scope = ancestry[index].get("function_id") if index < len(ancestry) else None
             if scope is None and self.scope is not None and isinstance(call_id, str):
                 scope = self.tool_scopes.get((self.scope, call_id))
-            start, end, failed = self._invocation(scope, invocations.get(call_id))
-            texts = [_result_text(r) for r in mine]
-            failed = failed or any(_result_is_error(r, t) for r, t in zip(mine, texts, strict=True))
+            invocation = invocations.get(call_id)
+            start, end, failed = self._invocation(scope, invocation)
+            texts = [result_text(r) for r in mine]
+            failed = failed or any(result_is_error(r, t) for r, t in zip(mine, texts, strict=True))
+            # A call the user's cancel stopped is cancelled, not failed, whatever its result
+            # text says (wayline's is {"error": "cancelled: …"}).
+            cancelled = (
+                isinstance(invocation, dict) and invocation.get("status") == "cancelled"
+            ) or any(result_cancelled(r) for r in mine)
+            failed = failed and not cancelled
             # A result with no text (Relay's delegation result holds only the subagent
             # reference) shows as "no result recorded", not as an empty box.
             texts = [t for t in texts if t]
@@ -335,12 +330,23 @@ class _Builder:
                 call["o"] = "\n\n".join(pretty(t) for t in texts)
             if failed:
                 call["e"] = 1
+            if cancelled:
+                call["cn"] = 1
             open_start = self._exact(scope)[0] if start is None else None
             if open_start is not None:
                 self._unended(name, open_start, depth, where, step_id, group)
             else:
                 self._span(
-                    "tool", name, start, end, depth, where, step_id, error=failed, group=group
+                    "tool",
+                    name,
+                    start,
+                    end,
+                    depth,
+                    where,
+                    step_id,
+                    error=failed,
+                    group=group,
+                    cancelled=cancelled,
                 )
             approval = approvals.pop(str(call_id), None)
             if approval is not None:
@@ -355,9 +361,9 @@ class _Builder:
             calls.append(call)
         orphans: list[JsonDict] = []
         for result in orphans_in:
-            text = _result_text(result)
+            text = result_text(result)
             orphan: JsonDict = {"o": pretty(text)}
-            if _result_is_error(result, text):
+            if result_is_error(result, text):
                 orphan["e"] = 1
             subs = self._refs([result], where, depth, step_id, by_id, subs_in, subs_out, referenced)
             if subs[0]:
@@ -381,7 +387,7 @@ class _Builder:
         inside: list[int] = []
         external: list[str] = []
         for result in results:
-            for ref in _list_of_dicts(result.get("subagent_trajectory_ref")):
+            for ref in list_of_dicts(result.get("subagent_trajectory_ref")):
                 index = by_id.get(ref.get("trajectory_id"))
                 if index is None or index in referenced:
                     named = ref.get("trajectory_path") or ref.get("trajectory_id")
@@ -407,7 +413,7 @@ class _Builder:
         self.spans.append({})  # placeholder keeps the sub-agent row above its own spans
         first_instant = len(self.instants)
         view = self.trajectory(doc, where, depth + 2)
-        start, end = self._exact(scope if scope is not None else _scope_uuid(doc))
+        start, end = self._exact(scope if scope is not None else scope_uuid(doc))
         if start is None or end is None:
             own = self.instants[first_instant:]
             start, end = (min(own), max(own)) if own else (None, None)
@@ -433,7 +439,7 @@ class _Builder:
         opened: dict[str, int] = {}
         found: dict[str, tuple[int, int, str]] = {}
         for mark in self.marks:
-            if mark.get("parent_uuid") != scope:
+            if mark.get("parent_uuid") != scope or mark.get("name") not in APPROVAL_MARKS:
                 continue
             data = mark.get("data") if isinstance(mark.get("data"), dict) else {}
             assert isinstance(data, dict)
@@ -449,78 +455,6 @@ class _Builder:
                 label = str(pattern) + (f" → {choice}" if choice else "")
                 found[key] = (opened.pop(key), at, label)
         return found
-
-
-def _list_of_dicts(value: Any) -> list[JsonDict]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _scope_uuid(doc: JsonDict) -> str | None:
-    for step in doc.get("steps") or []:
-        extra = step.get("extra") if isinstance(step, dict) else None
-        ancestry = extra.get("ancestry") if isinstance(extra, dict) else None
-        if isinstance(ancestry, dict) and isinstance(ancestry.get("parent_id"), str):
-            return str(ancestry["parent_id"])
-    return None
-
-
-def _result_text(result: JsonDict) -> str:
-    if result.get("content") is not None:
-        return content_text(result.get("content"))
-    extra = result.get("extra")
-    if isinstance(extra, dict) and "tool_result" in extra:
-        value = extra["tool_result"]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return ""
-
-
-def _metrics(value: Any) -> JsonDict:
-    if not isinstance(value, dict):
-        return {}
-    out: JsonDict = {}
-    for key, short in (
-        ("prompt_tokens", "in"),
-        ("completion_tokens", "out"),
-        ("cached_tokens", "ca"),
-        ("cost_usd", "co"),
-    ):
-        number = value.get(key)
-        if _finite(number):
-            out[short] = number
-    return out
-
-
-def _header(doc: JsonDict) -> JsonDict:
-    agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
-    assert isinstance(agent, dict)
-    steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
-    final = doc.get("final_metrics") if isinstance(doc.get("final_metrics"), dict) else {}
-    assert isinstance(final, dict)
-    summed: JsonDict = {}
-    for step in steps:
-        for key, number in _metrics(step.get("metrics")).items():
-            summed[key] = summed.get(key, 0) + number
-    header: JsonDict = {
-        "agent": agent.get("name"),
-        "ver": agent.get("version"),
-        "model": agent.get("model_name"),
-        "session": doc.get("session_id"),
-        "tid": doc.get("trajectory_id"),
-        "schema": doc.get("schema_version"),
-        "steps": len(steps),
-    }
-    for key, total in (
-        ("in", "total_prompt_tokens"),
-        ("out", "total_completion_tokens"),
-        ("ca", "total_cached_tokens"),
-        ("co", "total_cost_usd"),
-    ):
-        value = final.get(total, summed.get(key))
-        if _finite(value):
-            header[key] = value
-    if isinstance(doc.get("notes"), str):
-        header["notes"] = doc["notes"]
-    return header
 
 
 def _relative(view: JsonDict, origin: int) -> None:

@@ -40,9 +40,11 @@ _ESCAPES = {
     0x2028: "\\u2028",
     0x2029: "\\u2029",
 }
-_KINDS = ("llm", "tool", "approval", "subagent")
+_KINDS = ("llm", "tool", "approval", "subagent", "turn")
 # span flag bits, read by the page script
-_ERROR, _APPROX, _NO_END, _PARALLEL = 1, 2, 4, 8
+_ERROR, _APPROX, _NO_END, _PARALLEL, _CANCELLED, _STOPPED = 1, 2, 4, 8, 16, 32
+# a turn span's outcome as its flags (completed: none)
+_OUTCOME_FLAGS = {"error": _ERROR, "cancelled": _CANCELLED, "max_turns": _STOPPED, "open": _APPROX}
 
 
 def embed_json(value: Any) -> str:
@@ -63,10 +65,11 @@ def _micros(ms: float) -> int:
 def span_columns(spans: list[dict[str, Any]]) -> dict[str, Any]:
     """:func:`build_view`'s span list as the page's columns (integer microseconds, deltas).
 
-    ``k`` kind index into ``("llm", "tool", "approval", "subagent")``, ``n``/``p`` indexes into
-    the ``nt``/``pt`` tables of labels and sub-agent paths, ``s`` start minus the previous
-    span's start, ``u`` duration, ``d`` depth, ``st`` step id, ``f`` flags (1 error,
-    2 approximate, 4 no end recorded, 8 one of a step's parallel calls).
+    ``k`` kind index into ``("llm", "tool", "approval", "subagent", "turn")``, ``n``/``p``
+    indexes into the ``nt``/``pt`` tables of labels and sub-agent paths, ``s`` start minus the
+    previous span's start, ``u`` duration, ``d`` depth, ``st`` step id, ``f`` flags (1 error,
+    2 approximate, 4 no end recorded, 8 one of a step's parallel calls, 16 cancelled, 32 a turn
+    stopped at its model-call limit; a turn's outcome is one of them, or none when completed).
     """
     names: dict[str, int] = {}
     paths: dict[str, int] = {}
@@ -79,6 +82,8 @@ def span_columns(spans: list[dict[str, Any]]) -> dict[str, Any]:
             | (_APPROX if span.get("ap") else 0)
             | (_NO_END if span.get("ne") else 0)
             | (_PARALLEL if span.get("g") is not None else 0)
+            | (_CANCELLED if span.get("cn") else 0)
+            | _OUTCOME_FLAGS.get(str(span.get("o")), 0)
         )
         columns["k"].append(_KINDS.index(span["k"]))
         columns["n"].append(names.setdefault(str(span["n"]), len(names)))

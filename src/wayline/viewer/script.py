@@ -89,12 +89,22 @@ function drawPicker(){if(DATA.items.length<2)return null;
       +num(h.errors)+" errors · "+it.src));ol.appendChild(li);});
   return add(box,ol);}
 /* metrics shown in the header and per step: [key, label, format]; a new metric is one row */
-function money(v){return "$"+Number(v).toFixed(4);}
+/* a cost with two significant digits at least, never rounded away: $0.000012, $0.0123, $1.25 */
+function money(v){v=Number(v);var a=Math.abs(v);if(!isFinite(v))return "–";if(a===0)return "$0";
+  var d=a>=1?2:Math.min(12,Math.max(4,Math.ceil(-Math.log10(a))+1));return "$"+v.toFixed(d);}
+/* every turn's outcome: "1 completed · 2 max_turns …", or counts past a dozen turns */
+var OUTCOME_CLS={completed:"ok",max_turns:"stop",cancelled:"cn",error:"bad",open:"open"};
+function outcomes(list){if(list.length<=12)return list.map(function(o,i){return (i+1)+" "+o;}).join(" · ");
+  var n={};list.forEach(function(o){n[o]=(n[o]||0)+1;});
+  return Object.keys(n).map(function(o){return n[o]+" "+o;}).join(" · ")+" (each turn on the timeline)";}
 var HEAD_METRICS=[["in","tokens in",num],["out","tokens out",num],["ca","tokens cached",num],["co","cost",money]];
 function drawHeader(it){var h=it.h;var box=el("section","hdr");box.id="wl-header";
   add(box,kv("agent",(h.agent||"?")+(h.ver&&h.ver!=="unknown"?" "+h.ver:"")),kv("model",h.model||"–"),
     kv("session",h.session||h.tid||"–"),kv("start",h.start||"–"),kv("end",h.end||"–"),
     kv("duration",h.dur!==undefined?fmtMs(h.dur):"–"),kv("steps",num(h.steps)));
+  var tu=h.turns||[];if(tu.length){var last=tu[tu.length-1];
+    var t=kv(tu.length===1?"turn":num(tu.length)+" turns",outcomes(tu),tu.indexOf("error")>=0?"bad":null);
+    t.id="wl-turns";t.dataset.last=last;box.appendChild(t);}
   HEAD_METRICS.forEach(function(m){if(h[m[0]]!==undefined||m[2]===num)box.appendChild(kv(m[1],m[2](h[m[0]])));});
   var e=kv("errors",num(h.errors),h.errors?"bad":null);e.id="wl-errors";
   if(h.errors)e.addEventListener("click",function(){S.errs=true;syncTools();refilter();});
@@ -109,7 +119,7 @@ function drawWarnings(it){var w=it.w||[];var notes=it.h.notes;
     (notes?" · note: "+notes:"")));var ul=el("ul");
   w.forEach(function(x){ul.appendChild(el("li",null,x));});return add(box,ul);}
 /* ---------- timeline (spans arrive as columns; see page.span_columns) ---------- */
-var KIND=["LLM","tool","approval","sub-agent"],KCLS=["llm","tool","approval","subagent"];
+var KIND=["LLM","tool","approval","sub-agent",""],KCLS=["llm","tool","approval","subagent","turn"];
 function spans(it){if(it._sp)return it._sp;var c=it.sp,n=c.k.length,s=new Float64Array(n),e=new Float64Array(n),at=0;
   for(var i=0;i<n;i++){at+=c.s[i];s[i]=at/1000;e[i]=(at+c.u[i])/1000;}
   it._sp={n:n,s:s,e:e,k:c.k,d:c.d,st:c.st,f:c.f,lab:function(i){return c.nt[c.n[i]];},path:function(i){return c.pt[c.p[i]];}};
@@ -128,11 +138,12 @@ function drawTimeline(it){var sp=spans(it);var box=el("section","tlbox");box.id=
     var r=el("div","tlrow");r.dataset.span=String(i);
     var lab=el("div","tllab");lab.style.paddingLeft=(sp.d[i]*14)+"px";
     if(f&8)lab.appendChild(el("span","par","∥ "));
-    lab.appendChild(document.createTextNode(safe(KIND[k]+" "+name)));
-    var tr=el("div","tltrack");var b=el("div","bar "+KCLS[k]+(f&1?" err":"")+(f&2?" ap":""));
+    lab.appendChild(document.createTextNode(safe((KIND[k]?KIND[k]+" ":"")+name)));
+    var tr=el("div","tltrack");var b=el("div","bar "+KCLS[k]+(f&1?" err":"")+(f&2?" ap":"")+(f&16?" cn":"")+(f&32?" stop":""));
     b.style.left=(s0/end*100)+"%";b.style.width=((e0-s0)/end*100)+"%";
-    var tip=safe(KIND[k]+" "+name+" · "+fmtMs(e0-s0)+" @ +"+fmtMs(s0)+(st?" · step "+st:"")+
-      (f&4?" · no end recorded: drawn to the next model call":f&2?" · estimated":"")+(f&1?" · error":""));b.title=tip;lab.title=tip;
+    var tip=safe((KIND[k]?KIND[k]+" ":"")+name+" · "+fmtMs(e0-s0)+" @ +"+fmtMs(s0)+(st?" · step "+st:"")+
+      (f&4?" · no end recorded: drawn to the next model call":f&2&&k!==4?" · estimated":"")+
+      (k===4?"":(f&1?" · error":"")+(f&16?" · cancelled":"")));b.title=tip;lab.title=tip;
     var dl=el("span","dur",fmtMs(e0-s0));var right=e0/end;
     if(right>0.85){dl.style.right=((1-s0/end)*100)+"%";}else{dl.style.left=(right*100)+"%";}
     add(r,lab,add(tr,b,dl));r.addEventListener("click",function(){reveal(sp.path(i),st);});return r;}
@@ -146,7 +157,8 @@ function drawTimeline(it){var sp=spans(it);var box=el("section","tlbox");box.id=
         r.style.left="0";r.style.right="0";shown[j]=r;pad.appendChild(r);}}};
     rows.addEventListener("scroll",paint);paint();rows._paint=paint;}
   var leg=el("div","legend");leg.appendChild(document.createTextNode(num(sp.n)+" spans · timing: "+it.timing));
-  [["llm","LLM call"],["tool","tool call"],["approval","approval"],["subagent","sub-agent"],["err","error"]]
+  [["turn","turn"],["llm","LLM call"],["tool","tool call"],["approval","approval"],["subagent","sub-agent"],
+    ["err","error"],["cn","cancelled"],["stop","max_turns"]]
     .forEach(function(p){var i2=el("i","sw "+p[0]);
       add(leg,i2,document.createTextNode(p[1]));});
   leg.appendChild(document.createTextNode("  · ∥ = parallel calls of one step; click a row to open its step"));
@@ -162,7 +174,8 @@ function drawCall(c,it,path){var rw=c.xa!==undefined;var box=el("div","call"+(c.
   if(rw){var tag=el("span","rwtag","rewritten"+(c.mt?" by "+who(c.mt):""));
     tag.title="The tool ran with other arguments than the model asked for";head.appendChild(tag);}
   else if(c.mt)head.appendChild(el("span","mwtag","middleware: "+who(c.mt)));
-  if(c.e)head.appendChild(el("span","errtag","error"));box.appendChild(head);
+  if(c.e)head.appendChild(el("span","errtag","error"));
+  if(c.cn)head.appendChild(el("span","cntag","cancelled"));box.appendChild(head);
   var al=el("div","lbl",rw?"arguments (the model's)":"arguments");al.appendChild(copyBtn("copy",function(){return c.a;}));
   add(box,al,folded("pre","args",c.a));
   if(rw){var xl=el("div","lbl","executed arguments");xl.appendChild(copyBtn("copy",function(){return c.xa;}));
@@ -184,7 +197,7 @@ function subBlock(sub,path){var box=el("div","sub");box.id=subId(path);
       box.appendChild(body);b.textContent="▾"+b.textContent.slice(1);}
     else if(!want&&body){box.removeChild(body);body=null;b.textContent="▸"+b.textContent.slice(1);}};
   b.addEventListener("click",function(){box._open();});box.appendChild(b);return box;}
-function drawStep(s,it,path){var a=el("article","step "+(s.s||"unknown")+(s.e?" err":""));
+function drawStep(s,it,path){var a=el("article","step "+(s.s||"unknown")+(s.e?" err":"")+(s.cn&&!s.e?" cn":""));
   a.id=stepId(path,s.i);a.tabIndex=-1;a.dataset.step=String(s.i);a.dataset.path=path;
   var head=el("div","sh");var link=el("a","sid","#"+s.i);link.href="#"+a.id;
   add(head,link,el("span","src",s.s||"?"));
@@ -194,6 +207,9 @@ function drawStep(s,it,path){var a=el("article","step "+(s.s||"unknown")+(s.e?" 
   add(head,el("span","mut",meta.join(" · ")));
   if(s.mt)head.appendChild(el("span","mwtag","request rewritten by "+who(s.mt)));
   if(s.e)head.appendChild(el("span","errtag","error"));
+  if(s.cn)head.appendChild(el("span","cntag","cancelled"));
+  if(s.to){var ot=el("span","outtag "+(OUTCOME_CLS[s.to]||"open"),"turn ended: "+s.to+(s.ti?" (from its steps)":""));
+    ot.title=s.ti?"No record of how the turn ended: read from its last agent step":"As the run recorded it";head.appendChild(ot);}
   var lk=copyBtn("copy link",function(){return location.href.split("#")[0]+"#"+a.id;});head.appendChild(lk);
   a.appendChild(head);
   if(s.m)a.appendChild(folded("div","msg",s.m));

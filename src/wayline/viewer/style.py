@@ -50,6 +50,8 @@ font-size:12px;padding-right:6px}
 .bar{position:absolute;top:4px;height:12px;border-radius:3px;min-width:2px;opacity:.9}
 .llm{background:var(--agent)}.tool{background:var(--tool)}
 .approval{background:var(--appr)}.bar.subagent,.sw.subagent{background:var(--sub);opacity:.45}
+.bar.turn,.sw.turn{background:var(--user);opacity:.3}.bar.stop,.sw.stop{background:#d9a400}
+.bar.cn,.sw.cn{background:var(--mut)}.bar.turn.stop{opacity:.55}.bar.turn.cn{opacity:.45}
 .bar.err,.sw.err{background:var(--err)}.bar.ap{background-image:repeating-linear-gradient(45deg,
 transparent 0 4px,rgba(255,255,255,.45) 4px 8px)}
 .dur{position:absolute;top:3px;font-size:10.5px;color:var(--mut);padding:0 4px;
@@ -84,6 +86,9 @@ border-radius:7px;margin:8px 0;padding:6px 10px;scroll-margin-top:60px}
 .lbl{font-size:11px;text-transform:uppercase;color:var(--mut);letter-spacing:.04em;
 display:flex;gap:6px;align-items:center;margin-top:4px}
 .errtag{color:#fff;background:var(--err);border-radius:4px;padding:0 5px;font-size:11px}
+.cntag,.outtag{color:#fff;background:var(--mut);border-radius:4px;padding:0 5px;font-size:11px}
+.outtag.ok{background:var(--user)}.outtag.stop{background:#a07800}.outtag.bad{background:var(--err)}
+.step.cn{border-left-color:var(--mut)}
 .fold{margin-left:4px}
 .sub{border-left:3px solid var(--sub);margin:6px 0 2px 6px;padding-left:8px}
 .sub>.subh{font-size:12.5px;color:var(--sub);font-weight:600}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.text import Text
@@ -28,6 +29,17 @@ def _num(value: Any) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+def money(value: float) -> str:
+    """A cost with at least two significant digits: ``$0.000012``, ``$0.0123``, ``$1.25``."""
+    size = abs(value)
+    if size == 0:
+        return "$0"
+    if size >= 1:
+        return f"${value:.2f}"
+    digits = min(12, max(4, math.ceil(-math.log10(size)) + 1))
+    return f"${value:.{digits}f}"
+
+
 def _header_line(view: dict[str, Any]) -> Text:
     h = view["h"]
     line = Text()
@@ -38,9 +50,13 @@ def _header_line(view: dict[str, Any]) -> Text:
     if h.get("ca") is not None:
         line.append(f" / {_num(h.get('ca'))} cached")
     if h.get("co") is not None:
-        line.append(f" · ${h['co']:.4f}")
+        line.append(f" · {money(h['co'])}")
     errors = h.get("errors", 0)
     line.append(f" · {errors} errors", style="bold red" if errors else "")
+    turns = h.get("turns") or []
+    if turns:
+        shown = " · ".join(f"{n} {outcome}" for n, outcome in enumerate(turns, start=1))
+        line.append(f" · turns: {shown}")
     return line
 
 
@@ -55,6 +71,11 @@ def _add_trajectory(tree: Tree, view: dict[str, Any]) -> None:
             label.append(f"  {_short(step['m'])}")
         if step.get("e"):
             label.append("  error", style="bold red")
+        if step.get("cn"):
+            label.append("  cancelled", style="bold")
+        if step.get("to"):
+            how = " (from its steps)" if step.get("ti") else ""
+            label.append(f"  turn ended: {step['to']}{how}", style="italic")
         node = tree.add(label)
         if step.get("r"):
             node.add(Text(f"reasoning: {_short(step['r'])}", style="dim italic"))
@@ -65,6 +86,8 @@ def _add_trajectory(tree: Tree, view: dict[str, Any]) -> None:
                 line.append(f" → {_short(call['o'], 60)}", style="dim")
             if call.get("e"):
                 line.append("  error", style="bold red")
+            if call.get("cn"):
+                line.append("  cancelled", style="bold")
             call_node = node.add(line)
             _add_rewrite(call_node, call)
             _add_subs(call_node, view, call)
