@@ -1,0 +1,115 @@
+"""Read the second set of outside corpora into ``heldout_cases.json`` (run by hand).
+
+``python tests/reliability/corpus/extract_heldout.py NOSEYPARKER_CHECKOUT SECRETLINT_CHECKOUT``
+
+- Nosey Parker (Apache-2.0): each rule's ``examples`` (true positives; the secret is the
+  last capture group of the rule's own pattern, matched here with Python's ``re``) and
+  ``negative_examples`` (the rule's false positives: no secret);
+- secretlint (MIT): each ``test/snapshots/ng.*`` input with the ranges its ``output.json``
+  reports (one case per reported range), and each ``ok.*`` input (no secret).
+
+Only data is taken: the examples, the patterns to locate their secret part, and the
+snapshot files. No code of either project is copied or run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from extract_scanners import family_of
+
+HERE = Path(__file__).resolve().parent
+
+
+def _np_pattern(pattern: str) -> re.Pattern[str] | None:
+    # Rust regex: (?x) ignores whitespace like Python's re.X; the few features Python
+    # lacks (\p{...}, possessive forms) make a rule's examples unusable, and are skipped.
+    try:
+        return re.compile(pattern)
+    except re.error:
+        pass
+    # Rust allows a global flag group anywhere; Python only at the start
+    flags = "".join(sorted(set("".join(re.findall(r"\(\?([imsx]+)\)", pattern)))))
+    try:
+        return re.compile(f"(?{flags})" + re.sub(r"\(\?[imsx]+\)", "", pattern))
+    except re.error:
+        return None
+
+
+def noseyparker_cases(root: Path) -> list[dict[str, Any]]:
+    """True positives and negatives of every Nosey Parker rule."""
+    out: list[dict[str, Any]] = []
+    rules_dir = root / "crates/noseyparker/data/default/builtin/rules"
+    for path in sorted(rules_dir.glob("*.yml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for rule in data.get("rules", []):
+            rx = _np_pattern(rule["pattern"])
+            rid = f"{rule['id']} {rule['name']}"
+            family = family_of(re.sub(r"\s+", "-", rule["name"]) + " " + path.stem)
+            for text in rule.get("examples") or []:
+                m = rx.search(text) if rx is not None else None
+                if m is None or m.lastindex is None:
+                    continue
+                secret = next((g for g in reversed(m.groups()) if g), None)
+                if secret:
+                    out.append(_case(f"noseyparker:{path.name}", rid, family, text, secret))
+            for text in rule.get("negative_examples") or []:
+                out.append(_case(f"noseyparker:{path.name}", rid, family, text, None))
+    return out
+
+
+def secretlint_cases(root: Path) -> list[dict[str, Any]]:
+    """Reported ranges of secretlint's ``ng`` snapshots and its ``ok`` snapshot inputs."""
+    out: list[dict[str, Any]] = []
+    for rule_dir in sorted((root / "packages/@secretlint").glob("secretlint-rule-*")):
+        rule = rule_dir.name.removeprefix("secretlint-rule-")
+        if rule in {"preset-recommend", "preset-canary", "no-homedir", "no-dotenv", "pattern"}:
+            continue  # presets repeat the rules; paths and file names are no secrets
+        family = family_of(rule)
+        for snap in sorted((rule_dir / "test/snapshots").glob("*")):
+            inputs = [p for p in snap.glob("input*") if p.is_file()]
+            if not inputs:
+                continue
+            src = f"secretlint:{rule}/{snap.name}"
+            if snap.name.startswith("ok."):
+                text = inputs[0].read_text(encoding="utf-8", errors="replace")
+                out.append(_case(src, rule, family, text, None))
+                continue
+            if not snap.name.startswith("ng."):
+                continue
+            report = json.loads((snap / "output.json").read_text(encoding="utf-8"))
+            content = report.get("sourceContent", "")
+            for message in report.get("messages", []):
+                start, end = message["range"]
+                secret = content[start:end]
+                if secret.strip():
+                    out.append(_case(src, rule, family, content, secret))
+    return out
+
+
+def _case(source: str, rule: str, family: str, text: str, secret: str | None) -> dict[str, Any]:
+    return {"source": source, "rule": rule, "family": family, "text": text, "secret": secret}
+
+
+def main(argv: list[str]) -> int:
+    """Write ``heldout_cases.json`` from the two checkouts."""
+    if len(argv) != 2:
+        print("usage: extract_heldout.py NOSEYPARKER_CHECKOUT SECRETLINT_CHECKOUT")
+        return 2
+    cases = noseyparker_cases(Path(argv[0])) + secretlint_cases(Path(argv[1]))
+    (HERE / "heldout_cases.json").write_text(
+        json.dumps(cases, indent=0, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(f"{len(cases)} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

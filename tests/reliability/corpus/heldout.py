@@ -1,0 +1,136 @@
+"""The second set of outside corpora (issue 36): Nosey Parker and secretlint, whole files.
+
+- ``heldout_cases()``: ``heldout_cases.json`` (``extract_heldout.py``), Nosey Parker's rule
+  examples and secretlint's snapshots, with their secret part and negatives;
+- ``measure_files()``: whole files of the installed packages, each redacted as one text (a
+  tool that prints a file), altered or not;
+- the provider ids of ``measure.tool_call_ids`` and the lines of ``measure.benign_lines``.
+
+``python tests/reliability/corpus/heldout.py [--file-step N] [--show N]`` prints the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/reliability, as pytest's rootdir import has it
+from corpus import measure  # noqa: E402
+from wayline.redaction import redact_text  # noqa: E402
+
+__all__ = ["counted", "excluded", "heldout_cases", "main", "measure_files"]
+
+MAX_FILE = 200_000  # characters: larger files are generated data, not what a tool prints
+
+
+def heldout_cases() -> list[measure.Case]:
+    """Every case of ``heldout_cases.json``, in file order."""
+    data = json.loads((HERE / "heldout_cases.json").read_text(encoding="utf-8"))
+    return [measure.Case(d["source"], d["rule"], d["family"], d["text"], d["secret"]) for d in data]
+
+
+# Kept out of the leak figures, each for a reason read off the cases by hand (README.md):
+# rules whose match is an identifier or a public value, not a credential (principle 1 of
+# docs/redaction.md: ids are structure), and secrets that are a variable or template
+# expression (principle 4: `-p $Password`, `%nothing%`, `#{datastore['DBUID']}`).
+_NOT_CREDENTIAL = (
+    "account id",
+    "s3 bucket",
+    "amazon resource name",
+    "client id",
+    "storage bucket",
+    "recipient",
+    "shopify domain",
+    "ad_tenant_id",
+    "azure_client_id",
+)
+_EXPRESSION = re.compile(r"\$\{?[A-Za-z_][\w.\[\]'\"]*\}?|%\w*%|#\{.*\}")
+_SEQUENCE = re.compile(r"ABCDEFGHIJ|abcdefghij", re.IGNORECASE)
+
+
+def excluded(case: measure.Case) -> str | None:
+    """Why a held-out true positive does not count (None: it counts)."""
+    rule = f"{case.rule} {case.source}".lower()
+    if any(word in rule for word in _NOT_CREDENTIAL):
+        return "an identifier or public value"
+    assert case.secret is not None
+    if _EXPRESSION.fullmatch(case.secret) is not None:
+        return "a variable or template expression"
+    if _SEQUENCE.search(case.secret) is not None:
+        return "a documentation placeholder"
+    return measure.excluded(case)
+
+
+def counted(cases: list[measure.Case]) -> tuple[list[measure.Case], Counter[str]]:
+    """(the cases that count, reasons of the others): negatives always count."""
+    kept: list[measure.Case] = []
+    reasons: Counter[str] = Counter()
+    for case in cases:
+        why = None if case.secret is None else excluded(case)
+        if why is None:
+            kept.append(case)
+        else:
+            reasons[why] += 1
+    return kept, reasons
+
+
+def measure_files(file_step: int) -> tuple[int, list[str]]:
+    """(files checked, [altered file]) of one file in ``file_step`` of the installed packages."""
+    root = measure.site_packages()
+    total = 0
+    altered: list[str] = []
+    for path in sorted(p for p in root.rglob("*") if p.suffix in measure.SUFFIXES):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("wayline") or not measure._picked(rel, file_step):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not text.strip() or len(text) > MAX_FILE:
+            continue
+        total += 1
+        if redact_text(text) != text:
+            altered.append(rel)
+    return total, altered
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the held-out figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--step", type=int, default=20, help="keep one benign line in STEP")
+    parser.add_argument("--file-step", type=int, default=10, help="keep one file in STEP")
+    parser.add_argument("--show", type=int, default=40, help="examples to print")
+    args = parser.parse_args(argv)
+    cases, reasons = counted(heldout_cases())
+    figures = measure.measure_secrets(cases)
+    measure._print_tally("held-out secrets leaked, by family", figures.by_family)
+    measure._print_tally("held-out secrets leaked, by source", figures.by_source)
+    measure._print_tally("held-out negatives altered, by source", figures.fp_altered)
+    print(f"\nexcluded, by reason: {dict(reasons)} and {sum(figures.excluded.cases.values())} more")
+    leaked = sum(figures.by_family.misses.values())
+    total = sum(figures.by_family.cases.values())
+    print(f"all held-out secrets leaked: {leaked} / {total} ({100 * leaked / max(total, 1):.1f}%)")
+    for case in figures.leaks[: args.show]:
+        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    total, lines = measure.measure_benign(args.step)
+    print(f"\nbenign lines altered: {len(lines)} / {total} ({100 * len(lines) / total:.3f}%)")
+    for where, line, out in lines[: args.show]:
+        print(f"  {where}: {line.strip()[:90]!r}\n    -> {out.strip()[:90]!r}")
+    files, altered = measure_files(args.file_step)
+    print(f"\nbenign whole files altered: {len(altered)} / {files}", end=" ")
+    print(f"({100 * len(altered) / max(files, 1):.2f}%)")
+    for rel in altered[: args.show]:
+        print(f"  {rel}")
+    bad = measure.measure_ids(50)
+    print(f"\nprovider ids altered: {len(bad)} / {len(measure.tool_call_ids(50))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
