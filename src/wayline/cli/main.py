@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("wayline.cli.replay_cmd", "replay"),
     "diff": ("wayline.cli.replay_cmd", "diff"),
     "export": ("wayline.cli.replay_cmd", "export"),
+    "sessions": ("wayline.cli.sessions_cmd", "sessions"),
 }
 
 
