@@ -65,6 +65,52 @@ def poll(read: Callable[[], list[Any]], want: int, deadline_s: float = 60.0) -> 
     return found
 
 
+def barrier(
+    tmp_path: Path,
+    home: Path,
+    args: list[str],
+    stored: Callable[[], list[Any]],
+    before: int,
+) -> int:
+    """Export a one-turn session of its own after everything else and wait until its spans
+    are stored too: the backend has then ingested what was sent before it (one ingestion
+    queue), so a duplicate sent earlier would be in ``stored()`` by now. Returns how many
+    spans the barrier added. Waits on the backend's state, not on a clock."""
+    name = f"barrier-{len(list(tmp_path.glob('barrier-*.json')))}"
+    path = tmp_path / f"{name}.json"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": "ATIF-v1.7",
+                "session_id": name,
+                "agent": {"name": "barrier", "version": "1", "model_name": "gpt-4o"},
+                "steps": [
+                    {
+                        "step_id": 1,
+                        "source": "user",
+                        "message": "ping",
+                        "timestamp": "2026-11-28T12:00:00Z",
+                    },
+                    {
+                        "step_id": 2,
+                        "source": "agent",
+                        "message": "pong",
+                        "model_name": "gpt-4o",
+                        "timestamp": "2026-11-28T12:00:01Z",
+                    },
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    sent = export(path, home=home, args=args)
+    assert sent.returncode == 0, sent.stderr
+    added = int(json.loads(sent.stdout)["spans_exported"])
+    assert added > 0
+    assert len(poll(stored, before + added)) >= before + added
+    return added
+
+
 @pytest.fixture(scope="module")
 def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     """Phoenix on loopback (installed into .venv-phoenix/ on first use)."""
@@ -95,7 +141,7 @@ def live_spans(recorded: dict[str, Path]) -> list[dict[str, Any]]:
 
 
 def test_phoenix_stores_the_exported_session_once(
-    phoenix: Phoenix, recorded: dict[str, Path]
+    phoenix: Phoenix, recorded: dict[str, Path], tmp_path: Path
 ) -> None:
     """Phoenix stores the session's spans with the live tree and cost; exporting the same
     ATOF again, over HTTP and then over gRPC, adds no span."""
@@ -128,8 +174,8 @@ def test_phoenix_stores_the_exported_session_once(
     )
     assert over_grpc.returncode == 0, over_grpc.stderr
     assert json.loads(over_grpc.stdout)["spans_exported"] == len(live)
-    time.sleep(2)  # give a duplicate time to land, were there one
-    assert len(stored()) == len(live)
+    added = barrier(tmp_path, recorded["home"], args, stored, len(live))
+    assert len(stored()) == len(live) + added  # no duplicate landed before the barrier
 
 
 def test_phoenix_stores_live_atof_and_atif_of_a_session_once(
@@ -171,7 +217,7 @@ def test_phoenix_stores_live_atof_and_atif_of_a_session_once(
 
 
 def test_mlflow_stores_the_exported_session_once(
-    mlflow: MlflowServer, recorded: dict[str, Path]
+    mlflow: MlflowServer, recorded: dict[str, Path], tmp_path: Path
 ) -> None:
     """MLflow files the spans under the experiment named by the header, parents intact;
     exporting the same ATOF file twice adds no span."""
@@ -196,5 +242,5 @@ def test_mlflow_stores_the_exported_session_once(
     assert all(s["parent_id"] in by_id for s in spans if s["parent_id"] is not None)
     again = export(recorded["atof"], home=recorded["home"], args=args)
     assert again.returncode == 0, again.stderr
-    time.sleep(2)
-    assert len(mlflow.spans(experiment)) == len(live)
+    added = barrier(tmp_path, recorded["home"], args, lambda: mlflow.spans(experiment), len(live))
+    assert len(mlflow.spans(experiment)) == len(live) + added  # no duplicate before it
