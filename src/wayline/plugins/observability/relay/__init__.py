@@ -213,6 +213,7 @@ class RelayPlugin:
         self._built: RelayHandlers | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._released = False  # closed, and the hooks queued before the close have run
         self._exit: ExitHook | None = None
         if self.queue is None:
             self.handlers()  # hooks run on the calling thread: build now, fail at load
@@ -232,8 +233,8 @@ class RelayPlugin:
         def handle(**payload: Any) -> None:
             built = self._built
             if built is None:
-                if self._closed:
-                    return  # a hook after the host closed: nothing is built for it any more
+                if self._released:
+                    return  # a hook after the instance closed: nothing is built for it any more
                 built = self.handlers()
             built.callbacks[hook](**payload)
 
@@ -305,6 +306,7 @@ class RelayPlugin:
         if self._exit is not None:
             self._exit.disarm()
         with self._lock:
+            self._released = True
             built = self._built
         if built is not None:
             built.close()
