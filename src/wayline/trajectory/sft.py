@@ -17,10 +17,12 @@ chat fine-tuning format.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wayline.redaction import redact_value
 from wayline.trajectory.load import (
     Embedded,
     JsonDict,
@@ -84,13 +86,16 @@ def export_samples(
     include_subagents: bool = False,
     known_tools: Mapping[str, JsonDict] | None = None,
 ) -> Export:
-    """Build fine-tuning samples from ``(name, trajectory)`` pairs.
+    """Build fine-tuning samples from ``(name, trajectory)`` pairs, redacted whoever wrote them.
 
     ``known_tools`` (name → OpenAI function schema) fills in tool definitions the recording
     does not carry intact.
     """
     out = Export()
-    for name, root in trajectories:
+    for name, read in trajectories:
+        # Whoever wrote the file: what is exported is redacted (wayline.redaction; ids and
+        # structure kept, nothing cut), before the arguments are encoded as JSON strings.
+        root = redact_value(read, max_string=sys.maxsize)
         embedded = Embedded.of(root)
         for label, traj in _agents(name, root, embedded, include_subagents):
             if only_completed and not is_completed(traj):

@@ -6,19 +6,21 @@ leave nothing to draw (not JSON, no ``steps``, a step that is no object or has n
 page shows. ATOF files go through the relay's ATOF → ATIF mapping
 (:class:`~wayline.relay.atif.builder.TrajectoryBuilder`), and the exact start/end of every scope
 is kept from the events, so the page keeps ATOF's nanosecond timing rather than the millisecond
-times an ATIF document records.
+times an ATIF document records. What is loaded is redacted, whoever wrote the file.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wayline.redaction import redact_text, redact_value
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import timestamp_ns
@@ -232,12 +234,27 @@ def load_trajectory(path: str | Path) -> list[Trajectory]:
     except InputFileError as exc:
         raise ViewerInputError(str(exc)) from None
     if found.kind == "atof":
-        return _load_atof(file_path)
+        return _redacted(_load_atof(file_path))
     if found.kind not in ("atif", "json"):
         raise ViewerInputError(
             f"{file_path}: {found.label}, not a trajectory (ATIF .json or ATOF .jsonl expected)"
         )
-    return [_load_atif(file_path, _read_text(file_path))]
+    return _redacted([_load_atif(file_path, _read_text(file_path))])
+
+
+def _redacted(loaded: list[Trajectory]) -> list[Trajectory]:
+    """The trajectories as a page or a tree may show them: the document, the marks and the
+    notes redacted (``wayline.redaction``: credential keys hidden, every string redacted, ids
+    and structure kept, nothing cut), whoever wrote the file. wayline's own recordings are
+    redacted when written; another producer's may hold anything."""
+    marks: dict[int, list[dict[str, Any]]] = {}  # the trajectories of one ATOF file share them
+    for trajectory in loaded:
+        trajectory.document = redact_value(trajectory.document, max_string=sys.maxsize)
+        if id(trajectory.marks) not in marks:
+            marks[id(trajectory.marks)] = redact_value(trajectory.marks, max_string=sys.maxsize)
+        trajectory.marks = marks[id(trajectory.marks)]
+        trajectory.warnings = [redact_text(line) for line in trajectory.warnings]
+    return loaded
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
