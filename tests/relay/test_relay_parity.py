@@ -189,8 +189,12 @@ def test_unconvertible_tool_results_name_the_reason(value: Any, reason: str) -> 
 
 def test_annotations_take_extra_none_as_no_extra_keys() -> None:
     """``extra=None`` (as an integration codec passes it) is an empty ``extra``, as in Relay."""
-    request = relay.AnnotatedLLMRequest([{"role": "user", "content": "hi"}], extra=None)
-    response = relay.AnnotatedLLMResponse(extra=None)
+    # The annotations say dict; None is what integration codecs pass at run time.
+    request = relay.AnnotatedLLMRequest(
+        [{"role": "user", "content": "hi"}],
+        extra=None,  # type: ignore[arg-type]
+    )
+    response = relay.AnnotatedLLMResponse(extra=None)  # type: ignore[arg-type]
     assert request.extra == {} and response.extra == {}
     assert request.to_dict() == {"messages": [{"role": "user", "content": "hi"}]}
     assert response.to_dict() == {}

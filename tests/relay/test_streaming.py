@@ -121,8 +121,14 @@ def test_source_failure_mid_stream_keeps_marks_and_reraises(captured: list[relay
     assert "time_to_first_chunk" in end.category_profile
 
 
-def test_collector_and_finalizer_failures_end_with_error(captured: list[relay.Event]) -> None:
-    """A raising collector stops the stream; a raising finalizer fails the end (both: error)."""
+def test_collector_and_finalizer_failures(
+    captured: list[relay.Event], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A raising collector fails the stream; a failing finalizer only loses the aggregate.
+
+    As in Relay: a finalizer that raises or returns something that is not JSON is logged,
+    the chunks are all delivered, and the end is OK with ``data: null``.
+    """
 
     def bad_collector(chunk: Any) -> None:
         raise ValueError("cannot collect")
@@ -136,13 +142,16 @@ def test_collector_and_finalizer_failures_end_with_error(captured: list[relay.Ev
     def bad_finalizer() -> Any:
         raise LookupError("no aggregate")
 
-    stream = relay.llm.stream_execute_sync(
-        "openai", _request(), lambda r: iter(CHUNKS), lambda c: None, bad_finalizer
-    )
-    with pytest.raises(LookupError):
-        list(stream)
+    for finalizer in (bad_finalizer, object):
+        stream = relay.llm.stream_execute_sync(
+            "openai", _request(), lambda r: iter(CHUNKS), lambda c: None, finalizer
+        )
+        assert list(stream) == CHUNKS
     ends = [e for e in captured if e.kind == "scope" and e.scope_category == "end"]
-    assert [e.metadata["otel.status_code"] for e in ends] == ["ERROR", "ERROR"]
+    assert [e.metadata["otel.status_code"] for e in ends] == ["ERROR", "OK", "OK"]
+    assert [e.data for e in ends] == [None, None, None]
+    assert "LookupError: no aggregate" in caplog.text
+    assert "Failed to convert to JSON: unsupported type object" in caplog.text
 
 
 def test_early_close_and_garbage_collection_end_the_span(captured: list[relay.Event]) -> None:

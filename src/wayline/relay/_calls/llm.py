@@ -21,17 +21,24 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from wayline.relay._calls.llm_prepare import (
+    Prepared,
+    conditional_execution,
+    intercept,
+    intercept_async,
+    request_intercepts,
+)
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._intercepts import guardrails as _guardrails
 from wayline.relay._intercepts import sanitize as _sanitize
 from wayline.relay._intercepts.outcomes import (
     LLMExecutionContext,
-    LLMRequestInterceptOutcome,
     emit_pending_marks,
 )
 from wayline.relay._scopes import subscribers as _subs
 from wayline.relay._scopes.datatypes import Json, LLMAttributes, LLMRequest, attribute_bits
 from wayline.relay._scopes.handles import LLMHandle, ScopeHandle
+from wayline.relay._scopes.managed import running_in
 from wayline.relay._scopes.stack_ops import (
     agent_session_ids,
     current,
@@ -282,91 +289,6 @@ def _provider_request(request: LLMRequest, span: LLMHandle) -> LLMRequest:
     return LLMRequest(headers, request.content)
 
 
-def _intercept(name: str, request: LLMRequest, codec: object) -> tuple[LLMRequest, Any, list[Any]]:
-    """Codec decode → request intercepts → codec encode: (provider request, annotation, marks).
-
-    Emits nothing; any failure propagates before a lifecycle exists (marks are discarded).
-    """
-    if not isinstance(request, LLMRequest):
-        raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
-    annotated: Any = None
-    encode: Any = None
-    if codec is not None:
-        decode = getattr(codec, "decode", None)
-        encode = getattr(codec, "encode", None)
-        if not callable(decode) or not callable(encode):
-            raise TypeError("codec must have decode(request) and encode(annotated, original)")
-        annotated = decode(request)
-    marks: list[Any] = []
-    if _icpt.LLM_REQUEST.chain:
-        outcome = _icpt.run_llm_request_chain(name, request, annotated, codec is not None)
-        request, annotated, marks = (
-            outcome.request,
-            outcome.annotated_request,
-            outcome.pending_marks,
-        )
-    if encode is not None:
-        encoded = encode(annotated, request)
-        if not isinstance(encoded, LLMRequest):
-            raise TypeError(f"codec.encode must return an LLMRequest, not {type(encoded).__name__}")
-        # Intercept headers win over whatever the codec carried over.
-        request = LLMRequest({**encoded.headers, **request.headers}, encoded.content)
-    return request, annotated, marks
-
-
-def request_intercepts(name: str, request: LLMRequest, *, codec: object = None) -> Any:
-    """Run the LLM request-intercept chain alone and return its outcome; emits nothing.
-
-    The outcome's ``pending_marks`` are returned, never emitted (there is no LLM lifecycle to
-    attach them to). ``codec`` (wayline extension) applies the codec rules and returns the
-    encoded provider request. As in Relay, inside a running event loop the outcome comes back
-    as an awaitable and coroutine intercepts run on the caller's loop.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        final, annotated, marks = _intercept(name, request, codec)
-        return LLMRequestInterceptOutcome(final, annotated, marks)
-    if codec is None and isinstance(request, LLMRequest):
-        return _icpt.run_llm_request_chain_async(name, request, None, False)
-    final, annotated, marks = _intercept(name, request, codec)
-    return _ready(LLMRequestInterceptOutcome(final, annotated, marks))
-
-
-async def _ready(value: Any) -> Any:
-    return value
-
-
-def conditional_execution(
-    name: str | LLMRequest,
-    request: LLMRequest | None = None,
-    *,
-    handle: ScopeHandle | None = None,
-) -> Any:
-    """Run the LLM guardrails alone (``GuardrailRejected`` on rejection).
-
-    ``conditional_execution(request)`` is Relay's form (a rejection emits no mark);
-    ``conditional_execution(name, request)`` (wayline) also marks the rejection under
-    ``name``. Returns ``None`` outside an event loop and an awaitable inside one, so coroutine
-    guardrails run on the caller's loop.
-    """
-    target: str | None
-    if request is None:
-        if not isinstance(name, LLMRequest):
-            raise TypeError(f"conditional_execution needs an LLMRequest, not {type(name).__name__}")
-        target, request = None, name
-    elif isinstance(name, str):
-        target = name
-    else:
-        raise TypeError(f"the LLM name must be a str, not {type(name).__name__}")
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        _guardrails.check_llm(target, request, handle)
-        return None
-    return _guardrails.check_llm_async(target, request, handle)
-
-
 def _begin(
     name: str,
     request: LLMRequest,
@@ -376,13 +298,15 @@ def _begin(
     metadata: Json | None,
     model_name: str | None,
     codec: object,
-    checked: bool = False,
+    prepared: Prepared | None = None,
 ) -> tuple[LLMHandle, LLMRequest, Any]:
     if not isinstance(request, LLMRequest):
         raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
-    if not checked:  # the async path ran the guardrails on the caller's loop already
+    if prepared is None:
         _guardrails.check_llm(name, request, handle)
-    request, annotated, marks = _intercept(name, request, codec)
+        prepared = intercept(name, request, codec)
+    # else: the async path ran the guardrails and intercepts on the caller's loop already
+    request, annotated, marks = prepared
     annotation = annotation_json(annotated, "annotated_request")
     headers = dict(request.headers)
     ids = agent_session_ids()
@@ -425,6 +349,23 @@ def _finish(
     _emit_end(span, response, ok_metadata(None), annotation, None, extra_profile)
 
 
+async def _begin_async(
+    name: str,
+    request: LLMRequest,
+    handle: ScopeHandle | None,
+    attributes: LLMAttributes | int | None,
+    data: Json | None,
+    metadata: Json | None,
+    model_name: str | None,
+    codec: object,
+) -> tuple[LLMHandle, LLMRequest, Any]:
+    """:func:`_begin` with guardrails and request intercepts awaited on the caller's loop."""
+    if _guardrails.LLM_CONDITIONAL.chain and isinstance(request, LLMRequest):
+        await _guardrails.check_llm_async(name, request, handle)
+    prepared = await intercept_async(name, request, codec)
+    return _begin(name, request, handle, attributes, data, metadata, model_name, codec, prepared)
+
+
 def _context(span: LLMHandle, annotated: Any, response_codec: object) -> LLMExecutionContext:
     return LLMExecutionContext(span.name, span.model_name, annotated, response_codec)
 
@@ -452,34 +393,33 @@ async def execute(
     the response with ``otel.status_code: "OK"``; if ``func`` raises, it records ``data: null``
     with error status and the original exception propagates. Returns the response.
     """
-    if _guardrails.LLM_CONDITIONAL.chain and isinstance(request, LLMRequest):
-        await _guardrails.check_llm_async(name, request, handle)
-    span, provider_request, annotated = _begin(
-        name, request, handle, attributes, data, metadata, model_name, codec, checked=True
+    span, provider_request, annotated = await _begin_async(
+        name, request, handle, attributes, data, metadata, model_name, codec
     )
     chain = _icpt.LLM_EXECUTION.chain
     try:
-        if chain and _icpt.all_async(chain):
-            response = await _icpt.run_llm_execution_chain_async(
-                chain, name, provider_request, _context(span, annotated, response_codec), func
-            )
-        elif chain:
-            loop = asyncio.get_running_loop()
-            ctx = _context(span, annotated, response_codec)
+        with running_in(span.uuid, span.propagation_root_uuid):
+            if chain and _icpt.all_async(chain):
+                response = await _icpt.run_llm_execution_chain_async(
+                    chain, name, provider_request, _context(span, annotated, response_codec), func
+                )
+            elif chain:
+                loop = asyncio.get_running_loop()
+                ctx = _context(span, annotated, response_codec)
 
-            def blocking(req: LLMRequest) -> Any:
-                value = func(req)
-                if inspect.isawaitable(value):
-                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
-                return value
+                def blocking(req: LLMRequest) -> Any:
+                    value = func(req)
+                    if inspect.isawaitable(value):
+                        value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                    return value
 
-            response = await asyncio.to_thread(
-                _icpt.run_llm_execution_chain, chain, name, provider_request, ctx, blocking
-            )
-        else:
-            response = func(provider_request)
-            if inspect.isawaitable(response):
-                response = await response
+                response = await asyncio.to_thread(
+                    _icpt.run_llm_execution_chain, chain, name, provider_request, ctx, blocking
+                )
+            else:
+                response = func(provider_request)
+                if inspect.isawaitable(response):
+                    response = await response
     except Exception as exc:
         _fail(span, exc)
         raise
@@ -523,11 +463,14 @@ def execute_sync(
     provider = _sync_only(name, func)
     chain = _icpt.LLM_EXECUTION.chain
     try:
-        if chain:
-            ctx = _context(span, annotated, response_codec)
-            response = _icpt.run_llm_execution_chain(chain, name, provider_request, ctx, provider)
-        else:
-            response = provider(provider_request)
+        with running_in(span.uuid, span.propagation_root_uuid):
+            if chain:
+                ctx = _context(span, annotated, response_codec)
+                response = _icpt.run_llm_execution_chain(
+                    chain, name, provider_request, ctx, provider
+                )
+            else:
+                response = provider(provider_request)
     except Exception as exc:
         _fail(span, exc)
         raise

@@ -14,7 +14,9 @@ leaving a ``with`` block, or garbage collection) ends with ``otel.status_code: "
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import TracebackType
 from typing import Any, Final
@@ -23,11 +25,15 @@ from wayline.relay._calls import llm as _llm
 from wayline.relay._intercepts import chains as _icpt
 from wayline.relay._scopes.datatypes import Json, LLMAttributes, LLMRequest
 from wayline.relay._scopes.handles import LLMHandle, ScopeHandle
+from wayline.relay._scopes.managed import running_in
+from wayline.relay._scopes.pyjson import to_json_value
 from wayline.relay._scopes.uuid7 import uuid7_at
 from wayline.relay.clock import now_ns
 from wayline.relay.events import emit_mark
 
 __all__ = ["LLMStream", "stream_execute", "stream_execute_sync"]
+
+_log = logging.getLogger("wayline.relay")
 
 CHUNK_MARK: Final = "llm.chunk"
 Collector = Callable[[Json], Any]
@@ -84,10 +90,17 @@ class _Lifecycle:
             return
         self.done = True
         try:
-            response = self.finalizer()
+            response = to_json_value(self.finalizer())
         except Exception as exc:
-            _llm._fail(self.span, exc, self._profile())
-            raise
+            # As Relay: the chunks were delivered, so the call completed; only its aggregate
+            # is missing from the record.
+            _log.warning(
+                "LLM stream %r: the finalizer failed (%s: %s); its end records no output",
+                self.span.name,
+                type(exc).__name__,
+                exc,
+            )
+            response = None
         _llm._finish(self.span, response, self.response_codec, self._profile())
 
     def fail(self, exc: BaseException) -> None:
@@ -111,6 +124,7 @@ class LLMStream:
         self._life = life
         self._sync: Iterator[Any] | None = None
         self._async: AsyncIterator[Any] | None = None
+        self._cleanup: asyncio.Future[Any] | None = None
         if hasattr(source, "__aiter__"):
             self._async = source.__aiter__()
         else:
@@ -130,8 +144,10 @@ class LLMStream:
         assert self._sync is not None
         if self._life.done:
             raise StopIteration
+        span = self._life.span
         try:
-            chunk = next(self._sync)
+            with running_in(span.uuid, span.propagation_root_uuid):
+                chunk = next(self._sync)
         except StopIteration:
             self._life.complete()
             raise
@@ -152,16 +168,45 @@ class LLMStream:
                 return self.__next__()
             except StopIteration:
                 raise StopAsyncIteration from None
+        span = self._life.span
         try:
-            chunk = await self._async.__anext__()
+            with running_in(span.uuid, span.propagation_root_uuid):
+                chunk = await self._async.__anext__()
         except StopAsyncIteration:
             self._life.complete()
             raise
         except Exception as exc:
             self._life.fail(exc)
+            self._start_cleanup()
             raise
         self._life.chunk(chunk)
         return chunk
+
+    def _start_cleanup(self) -> None:
+        """Close a failed async source now (its producer may hold resources)."""
+        close = getattr(self._async, "aclose", None)
+        if self._cleanup is None and callable(close):
+            self._cleanup = asyncio.ensure_future(close())
+
+    async def aclose(self) -> None:
+        """Close the source and end the span with what was read so far (as Relay).
+
+        Waits for the source's own clean-up, including one started after a failure.
+        Closing again does nothing.
+        """
+        if self._life.done:
+            if self._cleanup is not None:
+                await asyncio.shield(self._cleanup)
+            return
+        try:
+            self._start_cleanup()
+            close = getattr(self._sync, "close", None)
+            if callable(close):
+                close()
+            if self._cleanup is not None:
+                await asyncio.shield(self._cleanup)
+        finally:
+            self._life.complete()
 
     def close(self) -> None:
         """Stop early: close the source and end the span with status UNSET."""
@@ -193,33 +238,29 @@ class LLMStream:
             pass  # never raise from a finalizer
 
 
+def _check(collector: Collector, finalizer: Finalizer) -> None:
+    if not callable(collector) or not callable(finalizer):
+        raise TypeError("stream_execute needs callable collector and finalizer")
+
+
 def _open(
     name: str,
-    request: LLMRequest,
+    begun: tuple[LLMHandle, LLMRequest, Any],
     func: Callable[[LLMRequest], Any],
     collector: Collector,
     finalizer: Finalizer,
-    handle: ScopeHandle | None,
-    attributes: LLMAttributes | int | None,
-    data: Json | None,
-    metadata: Json | None,
-    model_name: str | None,
-    codec: object,
     response_codec: object,
 ) -> tuple[_Lifecycle, Any]:
-    if not callable(collector) or not callable(finalizer):
-        raise TypeError("stream_execute needs callable collector and finalizer")
-    span, provider_request, annotated = _llm._begin(
-        name, request, handle, attributes, data, metadata, model_name, codec
-    )
+    span, provider_request, annotated = begun
     life = _Lifecycle(span, collector, finalizer, response_codec)
     chain = _icpt.LLM_STREAM_EXECUTION.chain
     try:
-        if chain:
-            ctx = _llm._context(span, annotated, response_codec)
-            source = _icpt.run_llm_execution_chain(chain, name, provider_request, ctx, func)
-        else:
-            source = func(provider_request)
+        with running_in(span.uuid, span.propagation_root_uuid):
+            if chain:
+                ctx = _llm._context(span, annotated, response_codec)
+                source = _icpt.run_llm_execution_chain(chain, name, provider_request, ctx, func)
+            else:
+                source = func(provider_request)
     except Exception as exc:
         life.fail(exc)
         raise
@@ -246,20 +287,9 @@ def stream_execute_sync(
     Wayline extension for synchronous callers: returns an :class:`LLMStream` to iterate with
     ``for``. Setup failures (guardrails, intercepts, ``func`` itself) raise here.
     """
-    life, source = _open(
-        name,
-        request,
-        func,
-        collector,
-        finalizer,
-        handle,
-        attributes,
-        data,
-        metadata,
-        model_name,
-        codec,
-        response_codec,
-    )
+    _check(collector, finalizer)
+    begun = _llm._begin(name, request, handle, attributes, data, metadata, model_name, codec)
+    life, source = _open(name, begun, func, collector, finalizer, response_codec)
     try:
         return LLMStream(life, source)
     except Exception as exc:
@@ -287,23 +317,16 @@ async def stream_execute(
     ``func(request)`` may return an async iterable, a sync iterable, or an awaitable of
     either. The ``streaming`` attribute is not set automatically (as in Relay).
     """
-    life, source = _open(
-        name,
-        request,
-        func,
-        collector,
-        finalizer,
-        handle,
-        attributes,
-        data,
-        metadata,
-        model_name,
-        codec,
-        response_codec,
+    _check(collector, finalizer)
+    begun = await _llm._begin_async(
+        name, request, handle, attributes, data, metadata, model_name, codec
     )
+    life, source = _open(name, begun, func, collector, finalizer, response_codec)
     try:
         if inspect.isawaitable(source):
-            source = await _resolve(source)
+            span = life.span
+            with running_in(span.uuid, span.propagation_root_uuid):
+                source = await _resolve(source)
         return LLMStream(life, source)
     except Exception as exc:
         life.fail(exc)

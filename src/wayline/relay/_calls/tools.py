@@ -25,6 +25,7 @@ from wayline.relay._scopes.datatypes import (
     attribute_bits,
 )
 from wayline.relay._scopes.handles import ScopeHandle, ToolHandle
+from wayline.relay._scopes.managed import running_in
 from wayline.relay._scopes.pyjson import JsonConversionError, to_json_value
 from wayline.relay._scopes.stack_ops import current, end_timestamp_ns
 from wayline.relay._scopes.status import (
@@ -349,32 +350,33 @@ async def execute(
     chain = _icpt.TOOL_EXECUTION.chain
     marks: list[PendingMarkSpec] = []
     try:
-        if chain and _icpt.all_async(chain):
-            outcome: Any = await _icpt.run_tool_execution_chain_async(
-                chain, name, call_args, tool_call_id, func, marks
-            )
-        elif chain:
-            loop = asyncio.get_running_loop()
+        with running_in(tool.uuid, tool.propagation_root_uuid):
+            if chain and _icpt.all_async(chain):
+                outcome: Any = await _icpt.run_tool_execution_chain_async(
+                    chain, name, call_args, tool_call_id, func, marks
+                )
+            elif chain:
+                loop = asyncio.get_running_loop()
 
-            def blocking(current: Json) -> Any:
-                value = func(current)
-                if inspect.isawaitable(value):
-                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
-                return value
+                def blocking(current: Json) -> Any:
+                    value = func(current)
+                    if inspect.isawaitable(value):
+                        value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                    return value
 
-            outcome = await asyncio.to_thread(
-                _icpt.run_tool_execution_chain,
-                chain,
-                name,
-                call_args,
-                tool_call_id,
-                blocking,
-                marks,
-            )
-        else:
-            outcome = func(call_args)
-            if inspect.isawaitable(outcome):
-                outcome = await outcome
+                outcome = await asyncio.to_thread(
+                    _icpt.run_tool_execution_chain,
+                    chain,
+                    name,
+                    call_args,
+                    tool_call_id,
+                    blocking,
+                    marks,
+                )
+            else:
+                outcome = func(call_args)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
     except Exception as exc:
         _fail(tool, exc)
         raise
@@ -404,12 +406,13 @@ def execute_sync(
     chain = _icpt.TOOL_EXECUTION.chain
     marks: list[PendingMarkSpec] = []
     try:
-        if chain:
-            outcome: Any = _icpt.run_tool_execution_chain(
-                chain, name, call_args, tool_call_id, run, marks
-            )
-        else:
-            outcome = run(call_args)
+        with running_in(tool.uuid, tool.propagation_root_uuid):
+            if chain:
+                outcome: Any = _icpt.run_tool_execution_chain(
+                    chain, name, call_args, tool_call_id, run, marks
+                )
+            else:
+                outcome = run(call_args)
     except Exception as exc:
         _fail(tool, exc)
         raise

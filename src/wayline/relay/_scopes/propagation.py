@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from wayline.relay._scopes import stack_ops as _scope
+from wayline.relay._scopes.managed import current_span
 from wayline.relay._scopes.stacks import ScopeStack, _stack
 
 __all__ = [
@@ -212,17 +213,29 @@ def use_scope_stack(stack: ScopeStack) -> Iterator[ScopeStack]:
         _stack.reset(stack_token)
 
 
-def _capture(root_uuid: str | None) -> PropagationContext:
+def _parent() -> tuple[str, str]:
+    """The uuid and root to continue under: a running managed span's, else the top scope's."""
+    span = current_span()
+    if span is not None:
+        return span.uuid, span.root_uuid
     top = _scope.get_handle()
-    context = PropagationContext(top.uuid, root_uuid)
+    return top.uuid, top.propagation_root_uuid
+
+
+def _capture(root_uuid: str | None) -> PropagationContext:
+    parent = _parent()[0]
+    context = PropagationContext(parent, root_uuid)
     if root_uuid is None:
         return context
-    return PropagationContext(top.uuid, root_uuid, traceparent=context.to_traceparent())
+    return PropagationContext(parent, root_uuid, traceparent=context.to_traceparent())
 
 
 def capture_propagation_context() -> PropagationContext:
-    """The current parent scope and propagation root (with their W3C traceparent)."""
-    return _capture(_scope.get_handle().propagation_root_uuid)
+    """The current parent and propagation root (with their W3C traceparent).
+
+    Inside a managed tool or LLM callback the parent is that call's span (as in Relay).
+    """
+    return _capture(_parent()[1])
 
 
 def capture_rootless_propagation_context() -> PropagationContext:
