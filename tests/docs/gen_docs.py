@@ -272,9 +272,10 @@ def cli_page() -> str:
         "| 1 | the command ran and the outcome is negative: the turn did not complete (a "
         "provider failure, the model-call limit), the trajectories differ, the replay diverged, "
         "validation found problems, nothing to export |",
-        "| 2 | bad usage or input that cannot be used: an unknown flag or name, a bad config "
-        "file, a file that is missing, unreadable, not UTF-8, not JSON, nested too deeply, or "
-        "not the kind of file the command reads |",
+        "| 2 | bad usage or input that cannot be used: an unknown flag or name (the error names "
+        "the flag), a bad config file, a file that is missing, unreadable, not a regular file "
+        "(a FIFO, a device), empty, not UTF-8, not JSON, truncated, nested too deeply, or not "
+        "the kind of file the command reads |",
         "| 130 | interrupted (Ctrl-C or SIGTERM) |",
         "",
         "The trajectory commands (`view`, `replay`, `diff`, `export sft`) read ATIF `.json` "
@@ -283,6 +284,16 @@ def cli_page() -> str:
         "the files that are not trajectories (a session transcript, OpenTelemetry spans) with "
         "one `warning:` line each. `atof validate` given an ATIF file, `atif validate` given "
         "ATOF, and `atif convert` given ATIF each say so in one line.",
+        "",
+        "Every command that reads these files (`view`, `replay`, `diff`, `export sft`, "
+        "`export otlp`, `atif convert`, `atif validate`, `atof validate`) first tells what a "
+        "file is from its first 64 KiB, so a file it cannot use is refused in one `error:` "
+        "line naming what it is (exit 2) before it is read, whatever its size: a FIFO or a "
+        "device, an empty file, bytes that are not UTF-8, text that is not JSON, "
+        "OpenTelemetry spans, a session transcript, other JSON lines. ATOF files are then "
+        "read a line at a time; an ATIF document is read whole. ATOF cut off mid-line before "
+        "any trajectory is complete is truncated input (exit 2); `atof validate` of such a "
+        "file prints its problems and then that error.",
         "",
         "## wayline",
         "",
