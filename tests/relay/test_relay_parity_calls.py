@@ -160,3 +160,39 @@ def test_a_failed_source_is_cleaned_up_and_aclose_waits_for_it(
         "closed",
     ]
     assert captured[-1].metadata["otel.status_code"] == "ERROR"
+
+
+def test_llm_sanitizers_run_without_subscribers_and_see_the_calls_codec() -> None:
+    """Each sanitizer runs once per call with no subscriber; its context names the codec."""
+    seen: list[tuple[str, str, str | None, object]] = []
+
+    def on_request(request: relay.LLMRequest, context: Any) -> Any:
+        seen.append(("request", context.codec.kind, context.codec.id, context.resolve_codec()))
+        return request
+
+    def on_response(response: Any, context: Any) -> Any:
+        seen.append(("response", context.codec.kind, context.codec.id, context.resolve_codec()))
+        return response
+
+    codec = relay.codecs.OpenAIChatCodec()
+    response = {"id": "r", "model": "m", "choices": [{"index": 0, "message": {"content": "ok"}}]}
+    relay.guardrails.register_llm_sanitize_request("ctx-request", 1, on_request)
+    relay.guardrails.register_llm_sanitize_response("ctx-response", 1, on_response)
+    try:
+        assert relay.subscribers.registered() == []
+        handle = relay.llm.call("manual", _request())
+        relay.llm.call_end(handle, {"response": "ok"})
+        asyncio.run(
+            relay.llm.execute(
+                "managed", _request(), lambda r: response, codec=codec, response_codec=codec
+            )
+        )
+    finally:
+        relay.guardrails.deregister_llm_sanitize_request("ctx-request")
+        relay.guardrails.deregister_llm_sanitize_response("ctx-response")
+    assert seen == [
+        ("request", "none", None, None),
+        ("response", "none", None, None),
+        ("request", "builtin", "openai_chat", codec),
+        ("response", "builtin", "openai_chat", codec),
+    ]

@@ -111,6 +111,7 @@ def _begin_span(
     model_name: str | None,
     timestamp: datetime | None,
     annotated_request: dict[str, Any] | None,
+    codec: object = None,
 ) -> LLMHandle:
     if not isinstance(request, LLMRequest):
         raise TypeError(f"request must be an LLMRequest, not {type(request).__name__}")
@@ -137,7 +138,7 @@ def _begin_span(
         profile = span.profile()
         recorded: LLMRequest | None = request
         if _sanitize.LLM_REQUEST.chain:
-            recorded = _sanitize.llm_request(request)
+            recorded = _sanitize.llm_request(request, codec)
             if recorded is None:
                 annotated_request = None
         if annotated_request is not None:
@@ -159,6 +160,9 @@ def _begin_span(
             ),
             callbacks,
         )
+    elif _sanitize.LLM_REQUEST.chain:
+        # As Relay: sanitizers run on every start, even when no subscriber records it.
+        _sanitize.llm_request(request, codec)
     return span
 
 
@@ -201,13 +205,17 @@ def _emit_end(
     timestamp: datetime | None,
     extra_profile: dict[str, Any] | None = None,
     response_codec: object = None,
+    sanitize_codec: object = None,
 ) -> None:
     ended = end_timestamp_ns(span.started_ns, timestamp)
     callbacks = _subs._callbacks
+    if not callbacks and response is not None and _sanitize.LLM_RESPONSE.chain:
+        # As Relay: sanitizers run on every end, even when no subscriber records it.
+        _sanitize.llm_response(response, sanitize_codec)
     if callbacks:
         profile = span.profile()
         if response is not None and _sanitize.LLM_RESPONSE.chain:
-            response, kept = _sanitize.llm_response(response)
+            response, kept = _sanitize.llm_response(response, sanitize_codec)
             if not kept:
                 annotated_response = response_codec = None
         if annotated_response is None and response_codec is not None and response is not None:
@@ -267,6 +275,7 @@ def call_end(
     ):
         raise TypeError("response_codec must have a decode_response(response) method")
     annotation = None
+    sanitize_codec = response_codec
     if annotated_response is not None:
         annotation = annotation_json(annotated_response, "annotated_response")
         response_codec = None
@@ -277,6 +286,7 @@ def call_end(
         annotation,
         timestamp,
         response_codec=response_codec,
+        sanitize_codec=sanitize_codec,
     )
 
 
@@ -318,7 +328,7 @@ def _begin(
             headers[PARENT_SESSION_HEADER] = ids[1]
     request = LLMRequest(headers, request.content)
     span = _begin_span(
-        name, request, handle, attributes, data, metadata, model_name, None, annotation
+        name, request, handle, attributes, data, metadata, model_name, None, annotation, codec
     )
     if marks:
         # Every pending mark at exactly start + 1 µs, in chain order, under the LLM span.
@@ -346,7 +356,15 @@ def _finish(
     except Exception as exc:
         _fail(span, exc, extra_profile)
         raise
-    _emit_end(span, response, ok_metadata(None), annotation, None, extra_profile)
+    _emit_end(
+        span,
+        response,
+        ok_metadata(None),
+        annotation,
+        None,
+        extra_profile,
+        sanitize_codec=response_codec,
+    )
 
 
 async def _begin_async(
