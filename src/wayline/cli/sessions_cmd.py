@@ -104,7 +104,9 @@ def _ms(value: float | None) -> str:
 
 
 def _usd(value: float | None) -> str:
-    return "-" if value is None else f"${value:.4f}"
+    if value is None:
+        return "-"
+    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
 
 
 def _count(value: int | None) -> str:
