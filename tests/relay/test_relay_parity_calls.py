@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 from wayline import relay
@@ -196,3 +197,38 @@ def test_llm_sanitizers_run_without_subscribers_and_see_the_calls_codec() -> Non
         ("request", "builtin", "openai_chat", codec),
         ("response", "builtin", "openai_chat", codec),
     ]
+
+
+def test_async_response_sanitizers_run_in_the_callers_task(captured: list[relay.Event]) -> None:
+    """A coroutine response sanitizer of execute and of a stream's end sees the caller's
+    loop and context variables, and what it returns is recorded."""
+    request_id: ContextVar[str] = ContextVar("request_id", default="unset")
+    seen: list[tuple[str, bool]] = []
+
+    async def sanitize(response: Any, context: Any) -> Any:
+        await asyncio.sleep(0)
+        seen.append((request_id.get(), asyncio.get_running_loop() is caller_loop[0]))
+        return {"sanitized": response["raw"]}
+
+    async def source(request: relay.LLMRequest) -> AsyncIterator[Any]:
+        yield {"token": "hello"}
+
+    caller_loop: list[object] = []
+
+    async def main() -> None:
+        caller_loop.append(asyncio.get_running_loop())
+        request_id.set("caller")
+        await relay.llm.execute("plain", _request(), lambda r: {"raw": 1})
+        stream = await relay.llm.stream_execute(
+            "streamed", _request(), source, lambda c: None, lambda: {"raw": 2}
+        )
+        assert [chunk async for chunk in stream] == [{"token": "hello"}]
+
+    relay.guardrails.register_llm_sanitize_response("in-task", 1, sanitize)
+    try:
+        asyncio.run(main())
+    finally:
+        relay.guardrails.deregister_llm_sanitize_response("in-task")
+    assert seen == [("caller", True), ("caller", True)]
+    ends = [e.data for e in captured if getattr(e, "scope_category", None) == "end"]
+    assert ends == [{"sanitized": 1}, {"sanitized": 2}]

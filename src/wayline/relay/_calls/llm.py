@@ -206,16 +206,17 @@ def _emit_end(
     extra_profile: dict[str, Any] | None = None,
     response_codec: object = None,
     sanitize_codec: object = None,
+    sanitized: tuple[Any, bool] | None = None,
 ) -> None:
     ended = end_timestamp_ns(span.started_ns, timestamp)
     callbacks = _subs._callbacks
-    if not callbacks and response is not None and _sanitize.LLM_RESPONSE.chain:
+    if sanitized is None and response is not None and _sanitize.LLM_RESPONSE.chain:
         # As Relay: sanitizers run on every end, even when no subscriber records it.
-        _sanitize.llm_response(response, sanitize_codec)
+        sanitized = _sanitize.llm_response(response, sanitize_codec)
     if callbacks:
         profile = span.profile()
-        if response is not None and _sanitize.LLM_RESPONSE.chain:
-            response, kept = _sanitize.llm_response(response, sanitize_codec)
+        if sanitized is not None:
+            response, kept = sanitized
             if not kept:
                 annotated_response = response_codec = None
         if annotated_response is None and response_codec is not None and response is not None:
@@ -345,6 +346,7 @@ def _finish(
     response: Any,
     response_codec: object,
     extra_profile: dict[str, Any] | None = None,
+    sanitized: tuple[Any, bool] | None = None,
 ) -> None:
     try:
         annotation = None
@@ -364,7 +366,21 @@ def _finish(
         None,
         extra_profile,
         sanitize_codec=response_codec,
+        sanitized=sanitized,
     )
+
+
+async def _finish_async(
+    span: LLMHandle,
+    response: Any,
+    response_codec: object,
+    extra_profile: dict[str, Any] | None = None,
+) -> None:
+    """:func:`_finish` with coroutine response sanitizers awaited in the caller's task."""
+    sanitized = None
+    if response is not None and _sanitize.LLM_RESPONSE.chain:
+        sanitized = await _sanitize.llm_response_async(response, response_codec)
+    _finish(span, response, response_codec, extra_profile, sanitized)
 
 
 async def _begin_async(
@@ -441,7 +457,7 @@ async def execute(
     except Exception as exc:
         _fail(span, exc)
         raise
-    _finish(span, response, response_codec)
+    await _finish_async(span, response, response_codec)
     return response
 
 

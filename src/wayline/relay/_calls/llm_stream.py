@@ -84,13 +84,9 @@ class _Lifecycle:
         )
         self.index += 1
 
-    def complete(self) -> None:
-        """End the span with the finalizer's aggregate response."""
-        if self.done:
-            return
-        self.done = True
+    def _aggregate(self) -> Any:
         try:
-            response = to_json_value(self.finalizer())
+            return to_json_value(self.finalizer())
         except Exception as exc:
             # As Relay: the chunks were delivered, so the call completed; only its aggregate
             # is missing from the record.
@@ -100,8 +96,20 @@ class _Lifecycle:
                 type(exc).__name__,
                 exc,
             )
-            response = None
-        _llm._finish(self.span, response, self.response_codec, self._profile())
+            return None
+
+    def complete(self) -> None:
+        """End the span with the finalizer's aggregate response."""
+        if not self.done:
+            self.done = True
+            _llm._finish(self.span, self._aggregate(), self.response_codec, self._profile())
+
+    async def complete_async(self) -> None:
+        """:meth:`complete` with coroutine response sanitizers awaited in the caller's task."""
+        if not self.done:
+            self.done = True
+            response = self._aggregate()
+            await _llm._finish_async(self.span, response, self.response_codec, self._profile())
 
     def fail(self, exc: BaseException) -> None:
         """End the span with error status (once)."""
@@ -173,7 +181,7 @@ class LLMStream:
             with running_in(span.uuid, span.propagation_root_uuid):
                 chunk = await self._async.__anext__()
         except StopAsyncIteration:
-            self._life.complete()
+            await self._life.complete_async()
             raise
         except Exception as exc:
             self._life.fail(exc)
@@ -206,7 +214,7 @@ class LLMStream:
             if self._cleanup is not None:
                 await asyncio.shield(self._cleanup)
         finally:
-            self._life.complete()
+            await self._life.complete_async()
 
     def close(self) -> None:
         """Stop early: close the source and end the span with status UNSET."""

@@ -19,7 +19,7 @@ import inspect
 import logging
 from typing import Any, Literal
 
-from wayline.relay._intercepts.awaiting import resolve
+from wayline.relay._intercepts.awaiting import resolve, settle
 from wayline.relay._intercepts.chains import Registry
 from wayline.relay._scopes.datatypes import LLMRequest
 
@@ -153,12 +153,29 @@ def llm_response(response: Any, codec: object = None) -> tuple[Any, bool]:
     """``(response, kept)`` through the LLM sanitize-response chain."""
     for entry in LLM_RESPONSE.chain:
         try:
-            response = resolve(entry.fn(response, LlmSanitizeResponseContext(codec)))
-            if not is_json(response):
-                raise TypeError(f"must return JSON data, not {type(response).__name__}")
+            response = _json(resolve(entry.fn(response, LlmSanitizeResponseContext(codec))))
         except Exception as exc:
             _failed(entry.name, exc)
             return None, False
         if response is None:
             return None, False
     return response, True
+
+
+async def llm_response_async(response: Any, codec: object = None) -> tuple[Any, bool]:
+    """:func:`llm_response` awaiting coroutine sanitizers in the caller's task and loop."""
+    for entry in LLM_RESPONSE.chain:
+        try:
+            response = _json(await settle(entry.fn(response, LlmSanitizeResponseContext(codec))))
+        except Exception as exc:
+            _failed(entry.name, exc)
+            return None, False
+        if response is None:
+            return None, False
+    return response, True
+
+
+def _json(value: Any) -> Any:
+    if not is_json(value):
+        raise TypeError(f"must return JSON data, not {type(value).__name__}")
+    return value
