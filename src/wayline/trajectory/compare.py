@@ -264,13 +264,24 @@ class _Walker:
         for tag, i1, i2, j1, j2 in align(shape_a, shape_b, content_a, content_b):
             common = min(i2 - i1, j2 - j1) if tag in ("equal", "replace") else 0
             for k in range(common):
-                self.step(where, b, sa[i1 + k], sb[j1 + k], i1 + k + 1)
+                same = content_a[i1 + k] == content_b[j1 + k]
+                self.step(where, b, sa[i1 + k], sb[j1 + k], i1 + k + 1, same)
             for i in range(i1 + common, i2):
                 self.add(where, _step_no(sa[i], i + 1), "step", "", summary(sa[i]), _MISSING)
             for j in range(j1 + common, j2):
                 self.add(where, _step_no(sb[j], j + 1), "step", "", _MISSING, summary(sb[j]))
 
-    def step(self, where: str, b_traj: Mapping[str, Any], x: JsonDict, y: JsonDict, n: int) -> None:
+    def step(
+        self,
+        where: str,
+        b_traj: Mapping[str, Any],
+        x: JsonDict,
+        y: JsonDict,
+        n: int,
+        same: bool = False,
+    ) -> None:
+        """Compare two paired steps; ``same``: their alignment content (text and every call's
+        arguments as sorted JSON) is equal, so the model's arguments need no walk."""
         strict = self.opt.strict
         no = _step_no(x, n)
         if x.get("source") != y.get("source"):
@@ -300,7 +311,9 @@ class _Walker:
                     _call_view(cy) if cy else _MISSING,
                 )
                 continue
-            self.call(where, no, k, session, x, calls_x[k], calls_y[k], res_x.get(k), res_y.get(k))
+            self.call(
+                where, no, k, session, x, calls_x[k], calls_y[k], res_x.get(k), res_y.get(k), same
+            )
         if strict:
             skip = ("message", "reasoning_content", "tool_calls", "observation", "source")
             for path, a, b in deep_diff(
@@ -320,6 +333,7 @@ class _Walker:
         cy: JsonDict,
         rx: Mapping[str, Any] | None,
         ry: Mapping[str, Any] | None,
+        same_args: bool = False,
     ) -> None:
         strict = self.opt.strict
         label = f"{cx.get('tool_call_id') or '#' + str(k + 1)} ({cx.get('function_name')})"
@@ -335,13 +349,13 @@ class _Walker:
                 label,
             )
             return
-        found = deep_diff(arguments_of(cx), arguments_of(cy), "arguments")
-        if not found:
+        found = [] if same_args else deep_diff(arguments_of(cx), arguments_of(cy), "arguments")
+        key = (session, str(cy.get("tool_call_id")))
+        rewritten = key in self.opt.effective_args or _executed(cx) or _executed(cy)
+        if not found and (rewritten or not same_args):
             # Same request from the model: compare what ran (a middleware's rewrite, when the
             # recording kept one) with what runs now.
-            effective = self.opt.effective_args.get(
-                (session, str(cy.get("tool_call_id"))), executed_arguments_of(cy)
-            )
+            effective = self.opt.effective_args.get(key, executed_arguments_of(cy))
             found = deep_diff(executed_arguments_of(cx), effective, "arguments")
         for path, a, b in found:
             self.add(where, no, "arguments", path, a, b, label)
@@ -368,8 +382,11 @@ class _Walker:
         # A recording that kept only the subagent reference (Relay's delegation result) says
         # nothing more about this result than the subagent's steps, compared above.
         by_ref = self.opt.replay and text_x is None and rx is not None and self.old.children(rx)
-        norm_x, norm_y = normalized_result(text_x, strict), normalized_result(text_y, strict)
-        if norm_x != norm_y and not by_ref:
+        # The same text normalizes the same: parse only results that differ as written.
+        differs = text_x != text_y and (
+            normalized_result(text_x, strict) != normalized_result(text_y, strict)
+        )
+        if differs and not by_ref:
             self.add(
                 where, no, "result", f"observation.results[{k}].content", text_x, text_y, label
             )
@@ -384,6 +401,12 @@ class _Walker:
                 _strip(rx, ("content",)), _strip(ry, ("content",)), f"observation.results[{k}]"
             ):
                 self.add(where, no, "field", path, a, b, label)
+
+
+def _executed(call: Mapping[str, Any]) -> bool:
+    """Whether a call records arguments that middleware rewrote (``extra.executed_arguments``)."""
+    extra = call.get("extra")
+    return isinstance(extra, Mapping) and "executed_arguments" in extra
 
 
 def executed_arguments_of(call: Mapping[str, Any]) -> Any:
