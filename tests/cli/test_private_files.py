@@ -175,3 +175,23 @@ def test_the_always_approved_list_is_private(tmp_path: Path) -> None:
     assert proc.stdout.strip() == "True", proc.stderr
     assert json.loads(target.read_text()) == ["recursive_delete"]
     assert (mode(target), mode(target.parent)) == (0o600, 0o700)
+
+
+def test_otel_files_and_config_are_private_under_umask_zero(
+    scripted_server: Any, tmp_path: Path
+) -> None:
+    """With umask 0, ``plugins enable`` writes config.yaml 0600, and the otel plugin's span
+    and metric files are 0600 in a 0700 directory."""
+    srv = scripted_server({"default": {"content": "ok"}})
+    home = tmp_path / "home"
+    enabled = wayline("plugins", "enable", "observability/otel", home=home, cwd=tmp_path)
+    assert enabled.returncode == 0, enabled.stderr
+    assert mode(home / "config.yaml") == 0o600
+    done = chat(home, tmp_path, srv.base_url)
+    assert done.returncode == 0, done.stderr
+    otel = home / "otel"
+    assert mode(otel) == 0o700
+    assert {p.name: mode(p) for p in otel.iterdir()} == {
+        "spans.jsonl": 0o600,
+        "spans.metrics.jsonl": 0o600,
+    }

@@ -212,8 +212,11 @@ def update_plugin_lists(
     """
     from ruamel.yaml import YAML
 
+    from wayline.contract.private import PrivatePaths
+
     path = config_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private = PrivatePaths()
+    private.directory(path.parent)
     load_config(home)  # refuse to rewrite a file we could not read correctly
     rt = YAML()
     rt.preserve_quotes = True
@@ -239,7 +242,7 @@ def update_plugin_lists(
         if source[i] in names:
             del source[i]
     tmp = path.with_suffix(".yaml.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with private.open(tmp, "w", encoding="utf-8") as fh:
         rt.dump(data, fh)
-    os.replace(tmp, path)
+    private.replace(tmp, path)  # 0600, or the mode the user gave the file
     return path

@@ -18,14 +18,17 @@ from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 
+from wayline.contract.private import PrivatePaths
+
 log = logging.getLogger("wayline.plugins.otel")
 
 
 def _append(path: Path) -> IO[str]:
     """``path`` opened for appending (its directory created), so the output exists where it
     is announced before the first export."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return open(path, "a", encoding="utf-8")
+    private = PrivatePaths()
+    private.directory(path.parent)
+    return private.open(path, "a", encoding="utf-8")
 
 
 def _span_line(span: ReadableSpan) -> str:

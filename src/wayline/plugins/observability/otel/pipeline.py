@@ -34,6 +34,7 @@ from wayline.plugins.observability.otel.export import (
 )
 from wayline.plugins.observability.otel.ids import KeyedIds
 from wayline.plugins.observability.otel.settings import (
+    CredentialFilter,
     OtelConfigError,
     OtelSettings,
     sampler_from_env,
@@ -150,12 +151,15 @@ class _ExporterLogFilter(OnceFilter):
     INFO line of the plugin's logger, and the SDK's records of it are dropped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: OtelSettings) -> None:
         super().__init__()
         self._refused_told = False
+        # The SDK's retry lines quote the request URL: no credential of ours in them.
+        self._credentials = CredentialFilter(settings)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """False for a metrics refusal (told once at INFO), else :class:`OnceFilter`'s say."""
+        """False for a metrics refusal (told once at INFO), else :class:`OnceFilter`'s say;
+        the record's text without the endpoint's credentials or header values."""
         if record.name == _METRIC_LOGGER and "Failed to export" in str(record.msg):
             args = record.args if isinstance(record.args, tuple) else ()
             code = next((a for a in args if isinstance(a, int) and 400 <= a < 500), None)
@@ -169,6 +173,7 @@ class _ExporterLogFilter(OnceFilter):
                         code,
                     )
                 return False
+        self._credentials.filter(record)
         return super().filter(record)
 
 
@@ -292,7 +297,7 @@ def build_pipeline(
     meter = (meter_provider or NoOpMeterProvider()).get_meter(SCOPE, _version())
     log_filter: OnceFilter | None = None
     if settings.exporter == "otlp" and span_exporter is not None:
-        log_filter = _ExporterLogFilter()
+        log_filter = _ExporterLogFilter(settings)
         for name in OTLP_LOGGERS:
             logging.getLogger(name).addFilter(log_filter)
     return Pipeline(

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from wayline.contract.private import private_directory
 from wayline.host.exit import ExitHook
 from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
 from wayline.plugins.observability.relay.hooks import HOOKS
@@ -315,7 +316,7 @@ class RelayPlugin:
 def _check_outputs(settings: RelaySettings) -> None:
     """Create the ATOF directory and check the stream sinks' headers, as building would."""
     if settings.atof is not None:
-        Path(settings.atof.output_directory).mkdir(parents=True, exist_ok=True)
+        private_directory(settings.atof.output_directory)
     if settings.streams:
         from wayline.relay.atof_stream import check_headers
 
