@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 
 from wayline.redaction.redact_rules import REDACTED
-from wayline.redaction.secret_names import is_expression, is_prose, split_key
+from wayline.redaction.secret_names import is_expression, is_prose, made_of_words, split_key
 
 __all__ = ["apply_assignments", "names_before_separators"]
 
@@ -299,7 +299,7 @@ def apply_assignments(
                 secret_len = judged[key] = _judge(name, value, quoted, text, b, judge_sep)
             if secret_len is None:
                 continue
-            if not is_sensitive(name) and not credential_like(value[:secret_len]):
+            if not is_sensitive(name) and not credential_like(value[:secret_len], name):
                 continue  # a weak name's value must look like a key itself
             b = a + secret_len  # the secret part may be the first word only
             if quoted and (q2 or "")[:1] == "f" and "{" in value:
@@ -375,13 +375,23 @@ _LITERALS = frozenset({"true", "false", "none", "null", "yes", "no", "on", "off"
 _CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~]{16,512}")
 
 
-def credential_like(value: str) -> bool:
-    """A value shaped like a key: 16+ token characters with letters and digits, no path/URL."""
+def credential_like(value: str, name: str = "") -> bool:
+    """A value shaped like a key: 16+ token characters with letters and digits, no path/URL.
+    Under an environment name in capitals (``SENDGRID_KEY``), 16+ token characters in mixed
+    case are a key whatever their digits: such a name holds a literal."""
     if _CREDENTIAL_CHARS.fullmatch(value) is None or value.count("/") > 1 or ".." in value:
         return False
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    if mixed and _ENV_NAME.fullmatch(name) is not None and "." not in value[:1] + value[-1:]:
+        return True
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
-    return letters >= 2 and digits >= 4
+    if letters >= 2 and digits >= 4:
+        return True
+    # A vendor key of letters with few digits (SENDGRID_KEY=AbcdefGhijkLmnop…): mixed case
+    # that is not a name made of words (HEROKU_KEY=DefaultKeyName stays).
+    mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+    return mixed and digits + letters >= 20 and not made_of_words(value)
 
 
 def _balanced(text: str) -> bool:

@@ -19,7 +19,7 @@ from itertools import groupby
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
 
 MIN_TOKEN = 24  # shorter random runs are ids (nanoid 21, Stripe object ids ~24) more than keys
-MAX_TOKEN = 256  # longer runs are encoded data (images, blobs), not credentials
+MAX_TOKEN = 256  # a longer run is judged by its first MAX_TOKEN characters, replaced whole
 _MIN_ENTROPY = 0.80  # Shannon bits per char, as a fraction of log2(min(len, alphabet))
 _MIN_SWITCHES = 0.40  # share of neighbouring characters whose classes differ
 _MAX_WORDS = 0.40  # share of characters in word-like runs (4+ letters with a vowel)
@@ -35,8 +35,12 @@ _ID_NAME_BEFORE = re.compile(
 _DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
 _MIXED_HEX = re.compile(r"[0-9a-fA-F]+")
 _HEXISH = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed case is no digest
-# Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, ICO/MP4 headers: image or document data.
-_MEDIA_HEADS = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg")
+# Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, XML headers: image or document data.
+# A base64 PEM block left by the private-key rule ("LS0tLS1CRUdJTi": "-----BEGIN") is a
+# certificate or public key.
+_MEDIA_HEADS = (
+    "iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg", "LS0tLS1CRUdJTi"
+)  # fmt: skip
 _WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
 _DIGIT = re.compile(r"[0-9]")
 _DOTTED_TAIL = re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
@@ -56,11 +60,15 @@ _CLASSES = str.maketrans(
 
 def looks_random(core: str) -> bool:
     """True when a run of token characters has the character-class profile of a random key."""
+    if len(core) > MAX_TOKEN:
+        # A longer run is judged by its head: a key, session or SAS token of 300 characters is
+        # random throughout; encoded files are kept by their media head or base64 block
+        core = core[:MAX_TOKEN]
     n = len(core)
-    if n < MIN_TOKEN or n > MAX_TOKEN:
+    if n < MIN_TOKEN:
         return False
-    if core.count("/") >= 4:
-        return False  # a path, not base64 with a slash or two in it
+    if core.count("/") >= max(4, n // 24):
+        return False  # a path, not base64 with a slash in every 64 characters or so
     classes = core.translate(_CLASSES)
     if "0" not in classes or "2" not in classes:
         return False
@@ -171,8 +179,67 @@ def _in_url_path(text: str, urls: list[tuple[int, int]], start: int) -> bool:
     return False
 
 
+# Pieces of one token joined by "." or "=" (a dotted session token, base64 values
+# concatenated with their padding): judged and replaced as one token, never piecewise.
+_COMPOUND = re.compile(r"[A-Za-z0-9+/_\-]+(?:[.=]{1,2}[A-Za-z0-9+/_\-]+)+={0,2}")
+_SEPARATORS = re.compile(r"[.=]+")
+_LETTERS_ONLY = re.compile(r"[A-Za-z_\-]{6,}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_\-]*=(?!=)")  # "key=" before a value: a name, kept
+
+
+def _compound_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of a random token made of pieces in ``text[start:end]``, or None."""
+    name = _NAME.match(text, start, end)
+    if name is not None:
+        start = name.end()
+    pieces = _SEPARATORS.split(text[start:end])
+    joined = "".join(pieces)
+    if len(pieces) < 2 or len(joined) < MIN_TOKEN or max(len(p) for p in pieces) < 6:
+        return None  # versions, dotted names of short parts
+    dotted = "=" not in text[start:end].rstrip("=")
+    if dotted and any(_LETTERS_ONLY.fullmatch(p) for p in pieces):
+        return None  # an attribute chain (PB2Span.SpanKind.SPAN_KIND_SERVER): names
+    return (start, end) if looks_random(joined.strip("-_")) else None
+
+
 def redact_bare_tokens(text: str, replacement: str) -> str:
-    """Replace random-looking runs of token characters in `text` with `replacement`."""
+    """Replace random-looking runs of token characters in `text` with `replacement`; a token
+    of pieces joined by ``.`` or ``=`` is replaced whole."""
+    text = _redact_compounds(text, replacement)
+    return _redact_runs(text, replacement)
+
+
+def _redact_compounds(text: str, replacement: str) -> str:
+    if "." not in text and "=" not in text:
+        return text
+    urls: list[tuple[int, int]] | None = None
+    out: list[str] = []
+    pos = 0
+    for match in _COMPOUND.finditer(text):
+        span = _compound_span(text, *match.span())
+        if span is None:
+            continue
+        start, end = span
+        if start and text[start - 1] == "\\":  # a JSON escape's letter is no token part
+            escape = _ESCAPE.match(text, start)
+            if escape is not None:
+                start = escape.end()
+        if _kept(text, start, text[start:end]):
+            continue
+        if urls is None:
+            urls = [m.span() for m in _URL.finditer(text)]
+        if _in_url_path(text, urls, start):
+            continue
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _redact_runs(text: str, replacement: str) -> str:
     urls: list[tuple[int, int]] | None = None
     out: list[str] = []
     pos = 0

@@ -128,10 +128,29 @@ def _b64_pem_apply(text: str) -> str:
 
 
 _NOT_REDACTED = r"(?!<redacted>)"
+_FOREIGN_PASSWORD = (
+    r"(?i:\b(?:passwort|kennwort|mot[ \t]+de[ \t]+passe|contrase(?:ñ|n)a|senha)"
+    r"(?:[ \t]+(?:für|pour|de|para|do|da)(?:[ \t]+[^\s:=]{1,30}){1,3}?)?)"
+)
+_FOREIGN_VALUE = (
+    r"[\"'«„“]?[ \t]*(?P<secret>(?!<redacted>)(?![$%{<])[^\s\"'«»„“”]{3,}?)"
+    r"(?=[.,;:!?)]*(?:[\s\"'`«»„“”]|$))"
+)
+_FOREIGN_TRIGGERS = ("passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha")
+_HASH_TRIGGERS = (
+    "$1$", "$2$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$8$", "$9$", "$y$",
+    "$gy$", "$apr1$", "$md5$", "$sha1$", "$scrypt$", "$argon2", "$pbkdf2", "$krb5",
+)  # fmt: skip
+# A SQL password literal: quoted or a bare word, never a bind parameter or placeholder.
+_SQL_VALUE = r"""\\*["'`]?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)"""
 
 # Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
 _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
-    ("url_credentials", r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/?#@\"'<>]+)@", ("@",), 0),
+    # RFC 3986 userinfo: a user without ":" "/" "@", then the password up to the LAST "@"
+    # that a host follows (passwords are pasted unencoded, with "#", "?" and "@" in them).
+    ("url_credentials",
+     r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/\"'<>]+)@(?=\[?[A-Za-z0-9][\w.\-:\]%]*+(?!@))",
+     ("@",), 0),
     ("url_token_userinfo", r"://(?P<secret>(?=[\w.~%\-]*[0-9])[\w.~%\-]{20,})@", ("@",), 0),
     ("bearer",
      r"earer(?:(?<![A-Za-z0-9_][Bb]earer)|" + after_escape("[Bb]earer") + r")[ \t]+(?P<secret>"
@@ -169,6 +188,62 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"(?=[.,;:!?)]*(?:[\s\"'`]|$))",
      ("password is", "password was", "passphrase is", "passwd is", "password would"),
      re.IGNORECASE),
+    # SQL: CREATE/ALTER USER|ROLE|LOGIN … IDENTIFIED [WITH plugin] BY [PASSWORD] '…' (MySQL,
+    # Oracle: quoted or a bare word), SET PASSWORD [FOR u] = [PASSWORD(]'…'. A bind parameter
+    # or placeholder (:pw, ?, ${PW}, %s) is kept.
+    ("sql_identified_by",
+     r"\bidentified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+(?:password[ \t]+)?"
+     r"(?=\\*[\"'`])" + _SQL_VALUE,
+     ("identified",), re.IGNORECASE),
+    ("sql_identified_by_word",  # Oracle's bare word, only inside a statement that makes a user
+     r"\b(?:create|alter|grant)\b[^;\r\n]{0,200}?\bidentified[ \t]+by[ \t]+" + _SQL_VALUE,
+     ("identified",), re.IGNORECASE),
+    ("sql_set_password",
+     r"\bset[ \t]+password\b[^;\r\n=]{0,120}=[ \t]*(?:password[ \t]*\([ \t]*)?" + _SQL_VALUE,
+     ("set password",), re.IGNORECASE),
+    # PHP: define('DB_PASSWORD', '…'): the constant's name says what its value is.
+    ("php_define_secret",
+     r"\bdefine[ \t]*\([ \t]*\\*(?P<q1>['\"])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|KEY"
+     r"|TOKEN|SALT|NONCE)[A-Z0-9_]*\\*(?P=q1)[ \t]*,[ \t]*\\*(?P<q2>['\"])"
+     r"(?P<secret>(?![$<{])[^'\"\\\r\n]{1,512})\\*(?P=q2)",
+     ("define",), re.IGNORECASE),
+    # Webhook URLs whose path is the credential: Microsoft Teams (incoming webhooks, old and
+    # new hosts), Power Automate / Logic Apps triggers (the workflow, trigger and signed query
+    # to the URL's end), ThingsBoard's device API (/api/v1/<access token>/telemetry).
+    ("teams_webhook",
+     r"(?:\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook(?:b2)?)/"
+     r"(?P<secret>[A-Za-z0-9@/_\-]{20,})",
+     ("webhook.office.com", "outlook.office"), re.IGNORECASE),
+    ("power_automate_webhook",
+     r"(?:\.logic\.azure\.com|\.api\.powerplatform\.com)(?::[0-9]{1,5})?/"
+     r"(?:powerautomate/automations/direct/)?workflows/(?P<secret>(?:[^\s\"'<>`\\]|<redacted>){16,})",
+     ("logic.azure.com", "api.powerplatform.com"), re.IGNORECASE),
+    ("device_token_path",
+     r"/api/v1/(?P<secret>(?=[a-z]*[0-9])[A-Za-z0-9_\-]{16,64})/"
+     r"(?:telemetry|attributes|rpc|claim|firmware|software)\b",
+     ("/api/v1/",), 0),
+    # German, French, Spanish, Portuguese prose and forms: after ":" "=" or "lautet" (reads)
+    # the next word is the password whatever its letters; after a copula (ist, est, es, é)
+    # only a word with a digit, symbol or capital ("ist falsch", "est incorrect" stay).
+    ("password_in_foreign_prose",
+     _FOREIGN_PASSWORD + r"[ \t]*(?:[:=]|[ \t](?i:lautet))[ \t]*" + _FOREIGN_VALUE,
+     _FOREIGN_TRIGGERS, 0),
+    ("password_in_foreign_prose_copula",
+     _FOREIGN_PASSWORD + r"[ \t]+(?i:ist|war|est|était|es|era|é|è)[ \t]*:?[ \t]+"
+     r"(?=[\"'«„“]|[^\s\"'«»„“”]*[0-9!@#$%^&*A-Z])" + _FOREIGN_VALUE,
+     _FOREIGN_TRIGGERS, 0),
+    # Azure DevOps personal access tokens (84 characters, "AZDO" at 76).
+    ("azure_devops_pat",
+     r"(?<![A-Za-z0-9])(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})(?![A-Za-z0-9])",
+     ("azdo",), 0),
+    # Password hashes in modular crypt format ($id$[params$]salt$hash: md5crypt, bcrypt,
+    # sha256/512crypt, yescrypt, Cisco, scrypt, argon2, pbkdf2) and Kerberos roasting hashes:
+    # crackable offline, so as secret as the password. A shell's "$1" stays (no "$" after).
+    ("password_hash",
+     r"(?<![\w$])(?P<secret>\$(?:1|2[abxy]?|5|6|7|8|9|y|gy|apr1|md5|sha1|scrypt|argon2(?:id|i|d)"
+     r"|pbkdf2(?:-sha\d+)?|krb5asrep|krb5tgs|krb5pa)\$(?:[^\s\"'`$]{1,128}\$){0,5}"
+     r"[./A-Za-z0-9+=]{16,})",
+     _HASH_TRIGGERS, 0),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
     ("azure_client_secret",
      r"(?<![\w~.\-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])",
@@ -218,7 +293,7 @@ _TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("mailgun_key", "key-", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
     ("digitalocean_token", "do", r"[por]_v1_[a-f0-9]{64}"),
     ("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    ("databricks_token", "dapi", r"[a-f0-9]{32}(?:-[0-9])?"),
+    ("databricks_token", "dapi", r"(?:[a-f0-9]{32}|[A-F0-9]{32})(?:-[0-9])?"),
     ("telegram_bot_token", ":AA", r"(?<=[0-9]{8}:AA)[A-Za-z0-9_\-]{33}"),
     ("groq_key", "gsk_", r"[A-Za-z0-9]{40,}"),
     ("replicate_token", "r8_", r"[A-Za-z0-9]{30,}"),
@@ -239,6 +314,14 @@ _TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("grafana_service_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}"),
     ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
     ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
+    ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("pulumi_token", "pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
+    ("appsync_key", "da2-", r"[a-z0-9]{26}(?![A-Za-z0-9])"),
+    ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP)-[A-Za-z0-9]{19,42}(?![A-Za-z0-9])"),
+    ("typeform_token", "tfp_", r"[A-Za-z0-9_\-.]{40,80}"),
+    ("buildkite_token", "bkua_", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
+    ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
+    ("rootly_token", "rootly_", r"[a-f0-9]{64}(?![A-Za-z0-9])"),
     ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
 )
 
@@ -268,6 +351,8 @@ _SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
     "supabase_token": ("sbp_", "sb_secret_", "sb_publishable_"),
     "digitalocean_token": ("dop_v1_", "doo_v1_", "dor_v1_"),
     "vault_token": ("hvs.", "hvb.", "hvr."),
+    "brevo_key": ("xkeysib-", "xsmtpsib-"),
+    "newrelic_key": ("nrak-", "nraa-", "nrii-", "nrjs-", "nrra-", "nriq-", "nrsp-"),
 }
 
 # Credentials passed as command-line arguments of common tools, where the flag alone
@@ -308,6 +393,8 @@ _CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      _TOOL + r"(?:smbclient|rpcclient|smbmap|smbcacls)\b" + _SEG
      + r"[ \t](?:-U[ \t]*|--user=)[^\s%]+%" + _VALUE,
      ("smbclient", "rpcclient", "smbmap", "smbcacls")),
+    ("psexec_password",
+     _TOOL + r"(?i:psexec(?:64)?(?:\.exe)?)\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("psexec",)),
     ("htpasswd_batch_password",
      _TOOL + r"htpasswd\b[ \t]+-\w*b\w*[ \t]+(?:\S+[ \t]+){2}" + _VALUE,
      ("htpasswd",)),

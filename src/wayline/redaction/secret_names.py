@@ -16,6 +16,7 @@ __all__ = [
     "flag_is_sensitive",
     "is_expression",
     "is_prose",
+    "made_of_words",
     "name_is_sensitive",
     "name_is_weak",
     "split_key",
@@ -326,6 +327,13 @@ def _random_name(callee: str) -> bool:
     return words < 0.5 * len(name)
 
 
+def made_of_words(name: str) -> bool:
+    """True when at least half of ``name`` is in pronounceable runs of 3+ letters (``SecretStr``,
+    ``PasswordField``): a name a person chose, not random letters (``CfTDKSBAzacQzLfH``)."""
+    words = sum(len(w) for w in _WORDISH.findall(name) if len(w) >= 3)
+    return words * 2 >= len(name)
+
+
 def _closed(value: str, opener: int, rest: str) -> bool:
     """Whether the bracket at ``value[opener]`` is closed later (in ``value`` or ``rest``, the
     text after it): a call has its arguments and a ")", a token followed by "(" does not."""
@@ -408,8 +416,10 @@ def is_expression(
         return True  # token = 0: a counter or a flag, no credential
     if name is not None and stripped.lower() in {name.lower(), *split_key(name)}:
         return True  # password=password, auth=auth
-    if _PASCAL.fullmatch(stripped) is not None or _UPPER_SNAKE.fullmatch(stripped) is not None:
-        return True  # a type, class or constant: token: Token, api_key = API_KEY_SENTINEL
+    if _UPPER_SNAKE.fullmatch(stripped) is not None:
+        return True  # a constant: api_key = API_KEY_SENTINEL
+    if _PASCAL.fullmatch(stripped) is not None and made_of_words(stripped):
+        return True  # a type or class: token: Token (CfTDKSBAzacQzLfH is letters, no words)
     return _code(value, stripped, rest)
 
 
