@@ -88,10 +88,22 @@ def secretlint_cases(root: Path) -> list[dict[str, Any]]:
             content = report.get("sourceContent", "")
             for message in report.get("messages", []):
                 start, end = message["range"]
-                secret = content[start:end]
+                secret = _value_of(content[start:end])
                 if secret.strip():
                     out.append(_case(src, rule, family, content, secret))
     return out
+
+
+# secretlint reports some secrets with their name ("AWS_SECRET_ACCESS_KEY = …",
+# 'azureClientSecret := "…"'): the value alone is the secret (the name stays, by design).
+_NAMED = re.compile(
+    r"""[A-Za-z_][\w.\-]*["']?[ \t]*(?::=|=>|=|:)[ \t]*["'`]?(?P<v>[^"'`]+)["'`]?"""
+)
+
+
+def _value_of(reported: str) -> str:
+    named = _NAMED.fullmatch(reported.strip())
+    return named.group("v") if named is not None else reported
 
 
 def _case(source: str, rule: str, family: str, text: str, secret: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import json
 import re
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +51,9 @@ _NOT_CREDENTIAL = (
     "azure_client_id",
 )
 _EXPRESSION = re.compile(r"\$\{?[A-Za-z_][\w.\[\]'\"]*\}?|%\w*%|#\{.*\}")
+_PLACEHOLDERS = frozenset({"password", "passwd", "secret", "token", "changeme"})
+# In a connection string the password is the secret; server, database and user stay.
+_CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<pw>[^;]+)", re.I)
 _SEQUENCE = re.compile(r"ABCDEFGHIJ|abcdefghij", re.IGNORECASE)
 
 
@@ -59,9 +63,10 @@ def excluded(case: measure.Case) -> str | None:
     if any(word in rule for word in _NOT_CREDENTIAL):
         return "an identifier or public value"
     assert case.secret is not None
-    if _EXPRESSION.fullmatch(case.secret) is not None:
+    secret = case.secret.strip().strip("\"'")
+    if _EXPRESSION.fullmatch(secret) is not None:
         return "a variable or template expression"
-    if _SEQUENCE.search(case.secret) is not None:
+    if _SEQUENCE.search(case.secret) is not None or secret.lower() in _PLACEHOLDERS:
         return "a documentation placeholder"
     return measure.excluded(case)
 
@@ -71,6 +76,10 @@ def counted(cases: list[measure.Case]) -> tuple[list[measure.Case], Counter[str]
     kept: list[measure.Case] = []
     reasons: Counter[str] = Counter()
     for case in cases:
+        if case.secret is not None and ";" in case.secret:
+            pw = _CONNECTION_PASSWORD.search(case.secret)
+            if pw is not None:
+                case = replace(case, secret=pw.group("pw").strip())
         why = None if case.secret is None else excluded(case)
         if why is None:
             kept.append(case)
