@@ -17,8 +17,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from wayline import relay
+from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.hooks import HOOKS
-from wayline.plugins.observability.relay.observer import Later, RelayObserver
+from wayline.plugins.observability.relay.observer import RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
 from wayline.relay.plugin import atof_exporter, stream_exporter
@@ -83,7 +84,7 @@ class RelayHandlers:
     """The observer (its hook callbacks), its event route and the exporters it feeds."""
 
     def __init__(
-        self, settings: RelaySettings, *, later: Later | None = None, managed: bool = False
+        self, settings: RelaySettings, *, later: HookQueue | None = None, managed: bool = False
     ) -> None:
         self.route = EventRoute(f"{ATOF_NAME}@{id(self):x}")
         atof = settings.atof

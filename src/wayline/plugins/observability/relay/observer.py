@@ -27,9 +27,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from wayline import relay
 from wayline.plugins.observability.relay.payload import (
@@ -55,21 +54,12 @@ from wayline.relay.atif.model import AGENT_METADATA_KEY
 from wayline.relay.jsonfmt import read_only
 
 if TYPE_CHECKING:
+    from wayline.plugins.observability.hookqueue import HookQueue
     from wayline.plugins.observability.relay.handlers import EventRoute
 
 COST_FACTOR = 20.0
 """A session's next live snapshot waits at least this many times what its last one took, so
 rewriting a long session's file whole never takes more than about 5% of the hook thread."""
-
-
-class Later(Protocol):
-    """Where an observer's later work runs (the plugin's hook queue)."""
-
-    def later(self, key: Hashable, job: Callable[[], Any], delay_s: float) -> None:
-        """Run ``job`` when the thread is idle, ``delay_s`` or more from now."""
-
-    def cancel_later(self, key: Hashable) -> None:
-        """Forget the later job of ``key``."""
 
 
 log = logging.getLogger("wayline.plugins.relay")
@@ -102,7 +92,7 @@ class RelayObserver:
         settings: RelaySettings,
         *,
         route: EventRoute | None = None,
-        later: Later | None = None,
+        later: HookQueue | None = None,
         managed: bool = False,
     ) -> None:
         self.settings = settings
@@ -111,7 +101,7 @@ class RelayObserver:
         # route (only its own events), or relay's registry for an observer used on its own.
         self.route = route
         # Live ATIF snapshots run here when the hook thread is idle (None: at once).
-        self.later: Later | None = later
+        self.later: HookQueue | None = later
         self._lock = threading.RLock()
         self.sessions: dict[str, Session] = {}
         self._pending_children: dict[str, tuple[str, dict[str, Any]]] = {}
