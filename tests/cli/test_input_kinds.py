@@ -96,6 +96,17 @@ def test_atof_cut_before_any_trajectory_is_bad_input(tmp_path: Path, command: st
     assert str(path) in line and ("truncated" in line or "ATOF events, not" in line), line
 
 
+def test_export_otlp_of_atof_cut_inside_its_first_event_sends_nothing(tmp_path: Path) -> None:
+    """`export otlp` of ATOF cut off inside its first line: exit 2, one `truncated` line, and
+    no raw Python warning on stderr."""
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(ATOF_LINES[0][:80])
+    result = invoke(*_args("export otlp", path, tmp_path), home=tmp_path / "home")
+    assert (result.exit_code, result.stdout) == (2, "")
+    line = _one_error(result.stderr)
+    assert "truncated" in line and "Warning" not in result.stderr
+
+
 def test_atof_validate_of_an_empty_file_is_not_ok(tmp_path: Path) -> None:
     """`atof validate` of an empty file: exit 2 and no `ok` line (it used to say ok)."""
     path = tmp_path / "events.jsonl"

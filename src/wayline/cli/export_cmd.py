@@ -154,12 +154,21 @@ def _calls(path: Path, kind: str) -> tuple[str, Any]:
             fail(str(exc))
         seed = str(document.get("session_id") or document.get("trajectory_id") or path.name)
         return f"atif:{seed}", atif_hooks(document)
-    from wayline.relay.atof_reader import AtofFormatError, iter_events
+    import warnings
 
-    try:
-        events = list(iter_events(path))
-    except (AtofFormatError, OSError) as exc:
-        fail(f"{path}: {exc}")
+    from wayline.relay.atof_reader import AtofFormatError, AtofTornLineWarning, iter_events
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AtofTornLineWarning)
+        try:
+            events = list(iter_events(path))
+        except (AtofFormatError, OSError) as exc:
+            fail(f"{path}: {exc}")
+    torn = [str(w.message) for w in caught if issubclass(w.category, AtofTornLineWarning)]
+    if not any(e.get("kind") == "scope" for e in events):  # nothing to send: bad input
+        fail(f"{path}: truncated: {torn[0]}" if torn else f"{path}: no ATOF scope events")
+    for line in torn:  # a writer killed mid-line: what came before is exported
+        warn(line)
     seed = next(
         (
             str((e.get("metadata") or {}).get("session_id") or e.get("uuid"))
