@@ -205,3 +205,17 @@ def test_password_hashes_are_redacted(text: str) -> None:
     """A modular-crypt password hash is replaced whole; a shell's $1 stays."""
     assert redact_text(f"root:{text}:19000") == "root:<redacted>:19000"
     assert redact_text("echo $1 $2 costs $5$") == "echo $1 $2 costs $5$"
+
+
+def test_adjacent_quoted_strings_are_one_value() -> None:
+    """'a''b' is one shell word (and one SQL literal): the whole value is replaced."""
+    text = f"export AWS_API_KEY='AKIA{_rand(16).upper()}''{_hex(40)}'"
+    assert redact_text(text) == "export AWS_API_KEY='<redacted>'"
+    assert redact_text("password='it''s mine' and x='a'") == "password='<redacted>' and x='a'"
+
+
+def test_hex_private_key_after_0x_is_redacted() -> None:
+    """A 32-byte 0x hex key (secp256k1) is replaced; short hex literals stay."""
+    key = _hex(64)
+    assert redact_text(f"forgot 0x{key}!") == "forgot 0x<redacted>!"
+    assert redact_text("mask = 0xffffffff") == "mask = 0xffffffff"

@@ -173,6 +173,13 @@ def _value_span(
     if q2:
         quote = q2.lstrip("fbr@") or q2
         end = _closing(text, quote, start, stop)
+        while end >= 0 and text.startswith(quote + quote, end):
+            # 'AKIA…''wJal…': adjacent strings are one word in a shell (and one literal in
+            # SQL, 'it''s'), so the value runs on to the last closing quote
+            after = _closing(text, quote, end + 2 * len(quote), stop)
+            if after < 0:
+                break
+            end = after
         return (start, stop if end < 0 else end, True)
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument

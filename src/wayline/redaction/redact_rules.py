@@ -240,10 +240,15 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # sha256/512crypt, yescrypt, Cisco, scrypt, argon2, pbkdf2) and Kerberos roasting hashes:
     # crackable offline, so as secret as the password. A shell's "$1" stays (no "$" after).
     ("password_hash",
-     r"(?<![\w$])(?P<secret>\$(?:1|2[abxy]?|5|6|7|8|9|y|gy|apr1|md5|sha1|scrypt|argon2(?:id|i|d)"
+     r"(?P<secret>\$(?<![\w$]\$)(?:1|2[abxy]?|5|6|7|8|9|y|gy|apr1|md5|sha1|scrypt|argon2(?:id|i|d)"
      r"|pbkdf2(?:-sha\d+)?|krb5asrep|krb5tgs|krb5pa)\$(?:[^\s\"'`$]{1,128}\$){0,5}"
      r"[./A-Za-z0-9+=]{16,})",
      _HASH_TRIGGERS, 0),
+    # A 32-byte key in 0x hex (secp256k1 / Ethereum, ed25519 seeds). A transaction or block
+    # hash has the same shape and is replaced too: a readable loss, no broken structure.
+    ("hex_private_key_0x",
+     r"0x(?<![\w$]0x)(?P<secret>[0-9a-fA-F]{64})(?![0-9a-zA-Z_])",
+     ("0x",), 0),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
     ("azure_client_secret",
      r"(?<![\w~.\-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])",
