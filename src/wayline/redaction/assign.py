@@ -176,10 +176,10 @@ def _value_span(
         while end >= 0 and text.startswith(quote + quote, end):
             # 'AKIA…''wJal…': adjacent strings are one word in a shell (and one literal in
             # SQL, 'it''s'), so the value runs on to the last closing quote
-            after = _closing(text, quote, end + 2 * len(quote), stop)
-            if after < 0:
+            later = _closing(text, quote, end + 2 * len(quote), stop)
+            if later < 0:
                 break
-            end = after
+            end = later
         return (start, stop if end < 0 else end, True)
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument
@@ -288,7 +288,10 @@ def apply_assignments(
             if _auth_name(name):
                 a = _after_scheme(text, a, b)
             value = text[a:b]
-            if not value or value.startswith(REDACTED):
+            if not value or value == REDACTED or (value.startswith(REDACTED) and not quoted):
+                continue
+            if value.startswith(REDACTED):  # a rule took the literal's head: the rest goes too
+                kept.append((a, b))
                 continue
             # Repeated keys (logs, tables, hostile text) are judged once per call; a value with
             # a bracket also depends on the text after it, so it is judged each time.
