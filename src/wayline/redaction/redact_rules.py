@@ -141,8 +141,9 @@ _HASH_TRIGGERS = (
     "$1$", "$2$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$8$", "$9$", "$y$",
     "$gy$", "$apr1$", "$md5$", "$sha1$", "$scrypt$", "$argon2", "$pbkdf2", "$krb5",
 )  # fmt: skip
-# A SQL password literal: quoted or a bare word, never a bind parameter or placeholder.
-_SQL_VALUE = r"""\\*["'`]?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)"""
+# A SQL password literal: quoted or a bare word, never a bind parameter or placeholder (a
+# backtick quotes an identifier in MySQL, not a literal).
+_SQL_VALUE = r"""\\*["']?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)"""
 
 # Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
 _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
@@ -193,7 +194,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # or placeholder (:pw, ?, ${PW}, %s) is kept.
     ("sql_identified_by",
      r"\bidentified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+(?:password[ \t]+)?"
-     r"(?=\\*[\"'`])" + _SQL_VALUE,
+     r"(?=\\*[\"'])" + _SQL_VALUE,
      ("identified",), re.IGNORECASE),
     ("sql_identified_by_word",  # Oracle's bare word, only inside a statement that makes a user
      r"\b(?:create|alter|grant)\b[^;\r\n]{0,200}?\bidentified[ \t]+by[ \t]+" + _SQL_VALUE,
