@@ -120,8 +120,25 @@ def _rows(full: bool) -> list[Row]:
         Row("4 secrets: leaks from gitleaks' rule tests", "secrets_source_gitleaks"),
         Row("4 secrets: leaks from detect-secrets' plugin tests", "secrets_source_detect-secrets"),
         Row("4 secrets: leaks from generated provider formats", "secrets_source_generated"),
+        Row(
+            "4 secrets (Nosey Parker, secretlint): leaked per 1000 cases (goal 50)",
+            "secrets_heldout_leak_permille",
+        ),
+        Row(
+            "4 secrets (Nosey Parker, secretlint): leaks in the zero-leak families",
+            "secrets_heldout_zero_families",
+        ),
+        Row("4 secrets: leaks from Nosey Parker's rule examples", "secrets_heldout_noseyparker"),
+        Row("4 secrets: leaks from secretlint's snapshots", "secrets_heldout_secretlint"),
+        Row("4 secrets: installed packages' whole files checked", "secrets_files_checked"),
+        Row(
+            "4 secrets: installed packages' whole files altered, per 1000 (goal 10)",
+            "secrets_files_altered_permille",
+        ),
         Row("4 secrets: installed packages' lines checked", "secrets_packages_lines"),
-        Row("4 secrets: installed packages' lines altered (goal 0.1%)", "secrets_packages_altered"),
+        Row(
+            "4 secrets: installed packages' lines altered (goal 0.02%)", "secrets_packages_altered"
+        ),
         Row("4 secrets: tool-call ids altered (call_, toolu_, uuid, ...)", "secrets_ids_altered"),
         Row("4 secrets: secrets placed across a text bound", "secrets_cut_placements"),
         Row("4 secrets: secrets cut in half by a bound", "secrets_cut_in_half"),
