@@ -548,7 +548,7 @@ def test_heldout_secrets_leak_figures() -> None:
     for case in figures.leaks:
         print(f"leak {case.family} {case.source} {case.rule}: {case.text[:100]!r}")
     zero = [c for c in figures.leaks if c.family in measure.ZERO_LEAK_FAMILIES]
-    record(
+    zero_figure = record(
         "secrets_heldout_zero_families",
         "held-out leaks in private key, cloud, VCS, AI, DB URL, auth header families",
         len(zero),
@@ -560,7 +560,7 @@ def test_heldout_secrets_leak_figures() -> None:
         "<=",
         50,
     )
-    assert rate.ok, [(c.family, c.rule, c.text[:80]) for c in figures.leaks]
+    assert rate.ok and zero_figure.ok, [(c.family, c.rule, c.text[:80]) for c in figures.leaks]
 
 
 def test_installed_whole_files_figure() -> None:

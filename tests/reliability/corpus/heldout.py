@@ -24,7 +24,15 @@ sys.path.insert(0, str(HERE.parent))  # tests/reliability, as pytest's rootdir i
 from corpus import measure  # noqa: E402
 from wayline.redaction import redact_text  # noqa: E402
 
-__all__ = ["counted", "excluded", "heldout_cases", "main", "measure_files"]
+__all__ = [
+    "counted",
+    "excluded",
+    "heldout_cases",
+    "main",
+    "measure_files",
+    "print_files",
+    "print_secrets",
+]
 
 MAX_FILE = 200_000  # characters: larger files are generated data, not what a tool prints
 
@@ -109,13 +117,8 @@ def measure_files(file_step: int) -> tuple[int, list[str]]:
     return total, altered
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print the held-out figures."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--step", type=int, default=20, help="keep one benign line in STEP")
-    parser.add_argument("--file-step", type=int, default=10, help="keep one file in STEP")
-    parser.add_argument("--show", type=int, default=40, help="examples to print")
-    args = parser.parse_args(argv)
+def print_secrets(show: int) -> None:
+    """Print the held-out leak figures by family and source, and the leaks themselves."""
     cases, reasons = counted(heldout_cases())
     figures = measure.measure_secrets(cases)
     measure._print_tally("held-out secrets leaked, by family", figures.by_family)
@@ -125,17 +128,32 @@ def main(argv: list[str] | None = None) -> int:
     leaked = sum(figures.by_family.misses.values())
     total = sum(figures.by_family.cases.values())
     print(f"all held-out secrets leaked: {leaked} / {total} ({100 * leaked / max(total, 1):.1f}%)")
-    for case in figures.leaks[: args.show]:
+    for case in figures.leaks[:show]:
         print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+
+
+def print_files(file_step: int, show: int) -> None:
+    """Print how many whole installed files redaction alters."""
+    files, altered = measure_files(file_step)
+    print(f"\nbenign whole files altered: {len(altered)} / {files}", end=" ")
+    print(f"({100 * len(altered) / max(files, 1):.2f}%)")
+    for rel in altered[:show]:
+        print(f"  {rel}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the held-out figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--step", type=int, default=20, help="keep one benign line in STEP")
+    parser.add_argument("--file-step", type=int, default=10, help="keep one file in STEP")
+    parser.add_argument("--show", type=int, default=40, help="examples to print")
+    args = parser.parse_args(argv)
+    print_secrets(args.show)
     total, lines = measure.measure_benign(args.step)
     print(f"\nbenign lines altered: {len(lines)} / {total} ({100 * len(lines) / total:.3f}%)")
     for where, line, out in lines[: args.show]:
         print(f"  {where}: {line.strip()[:90]!r}\n    -> {out.strip()[:90]!r}")
-    files, altered = measure_files(args.file_step)
-    print(f"\nbenign whole files altered: {len(altered)} / {files}", end=" ")
-    print(f"({100 * len(altered) / max(files, 1):.2f}%)")
-    for rel in altered[: args.show]:
-        print(f"  {rel}")
+    print_files(args.file_step, args.show)
     bad = measure.measure_ids(50)
     print(f"\nprovider ids altered: {len(bad)} / {len(measure.tool_call_ids(50))}")
     return 0

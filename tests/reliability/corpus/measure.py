@@ -507,6 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbenign lines altered: {len(altered)} / {total} ({100 * len(altered) / total:.3f}%)")
     for where, line, out in altered[: args.show]:
         print(f"  {where}: {line.strip()[:90]!r}\n    -> {out.strip()[:90]!r}")
+    sys.path.insert(0, str(HERE.parent))  # the held-out corpora (heldout.py) import this module
+    from corpus import heldout
+
+    heldout.print_secrets(args.show)
+    heldout.print_files(args.step // 2 or 1, args.show)
     bad = measure_ids(50)
     print(f"\ntool-call ids altered: {len(bad)} / {len(tool_call_ids(50))}")
     print(Counter(kind for kind, _ in bad))
