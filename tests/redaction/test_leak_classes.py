@@ -6,6 +6,7 @@ only pin each class and the text around it that must stay.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
@@ -219,3 +220,9 @@ def test_hex_private_key_after_0x_is_redacted() -> None:
     key = _hex(64)
     assert redact_text(f"forgot 0x{key}!") == "forgot 0x<redacted>!"
     assert redact_text("mask = 0xffffffff") == "mask = 0xffffffff"
+
+
+def test_foreign_prose_password_in_json_arguments() -> None:
+    """A quoted password in German prose is redacted inside JSON-encoded tool arguments too."""
+    out = redact_text(json.dumps({"command": 'echo "Das Passwort ist \\"Sonnenschein\\""'}))
+    assert "Sonnenschein" not in out and json.loads(out)["command"].endswith('\\"<redacted>\\""')

@@ -133,8 +133,8 @@ _FOREIGN_PASSWORD = (
     r"(?:[ \t]+(?:für|pour|de|para|do|da)(?:[ \t]+[^\s:=]{1,30}){1,3}?)?)"
 )
 _FOREIGN_VALUE = (
-    r"[\"'«„“]?[ \t]*(?P<secret>(?!<redacted>)(?![$%{<])[^\s\"'«»„“”]{3,}?)"
-    r"(?=[.,;:!?)]*(?:[\s\"'`«»„“”]|$))"
+    r"(?:\\*[\"'«„“])?[ \t]*(?P<secret>(?!<redacted>)(?![$%{<])[^\s\"'«»„“”\\]{3,}?)"
+    r"(?=[.,;:!?)]*(?:[\s\"'`«»„“”\\]|$))"
 )
 _FOREIGN_TRIGGERS = ("passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha")
 _HASH_TRIGGERS = (
@@ -231,7 +231,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      _FOREIGN_TRIGGERS, 0),
     ("password_in_foreign_prose_copula",
      _FOREIGN_PASSWORD + r"[ \t]+(?i:ist|war|est|était|es|era|é|è)[ \t]*:?[ \t]+"
-     r"(?=[\"'«„“]|[^\s\"'«»„“”]*[0-9!@#$%^&*A-Z])" + _FOREIGN_VALUE,
+     r"(?=\\*[\"'«„“]|[^\s\"'«»„“”\\]*[0-9!@#$%^&*A-Z])" + _FOREIGN_VALUE,
      _FOREIGN_TRIGGERS, 0),
     # Azure DevOps personal access tokens (84 characters, "AZDO" at 76).
     ("azure_devops_pat",
