@@ -72,7 +72,8 @@ def load_trajectories(path: str | Path) -> list[JsonDict]:
     if kind == "atof":
         return _from_atof(file_path)
     data = parse_json(read_text(file_path), source)
-    check_structure(data, source)
+    with collector_paused():  # a walk that builds no cycles, over a heap just grown
+        check_structure(data, source)
     return [data]
 
 
@@ -130,7 +131,9 @@ def parse_json(text: str, source: str) -> Any:
         ) from None
     except ValueError as exc:
         raise TrajectoryError(f"unreadable JSON value: {_short(exc)}", source=source) from None
-    if json_depth(data) > MAX_DEPTH:
+    with collector_paused():
+        deep = json_depth(data) > MAX_DEPTH
+    if deep:
         raise TrajectoryError(f"JSON nested too deeply (over {MAX_DEPTH} levels)", source=source)
     return data
 
