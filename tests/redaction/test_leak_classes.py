@@ -226,3 +226,35 @@ def test_foreign_prose_password_in_json_arguments() -> None:
     """A quoted password in German prose is redacted inside JSON-encoded tool arguments too."""
     out = redact_text(json.dumps({"command": 'echo "Das Passwort ist \\"Sonnenschein\\""'}))
     assert "Sonnenschein" not in out and json.loads(out)["command"].endswith('\\"<redacted>\\""')
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"bugherd access token {_hex(22)}", "bugherd access token "),
+        (f"export the API key {_rand(24)} now", "export the API key "),
+        (f"currencyscoopACCESS {_hex(32)}", "currencyscoopACCESS "),
+        (f"weatherbitSECRET {_hex(32)}", "weatherbitSECRET "),
+    ],
+)
+def test_token_right_after_a_credential_word(text: str, kept: str) -> None:
+    """A token-shaped word right after a credential word (no separator) is redacted."""
+    out = redact_text(text)
+    assert (
+        out.startswith(f"{kept}<redacted>")
+        and text.split()[-1 if "now" not in text else -2] not in out
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see token 2024-01-01T10:00:00Z",
+        "KEY v1.2.3.4.5.6.7.8.9.10",
+        "the secret ingredient is love",
+        "primary key constraint_name_123",
+    ],
+)
+def test_words_after_a_credential_word_stay(text: str) -> None:
+    """Dates, versions, words and identifiers after a credential word are kept."""
+    assert redact_text(text) == text
