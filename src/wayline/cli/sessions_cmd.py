@@ -410,6 +410,5 @@ def index_cmd(paths: tuple[Path, ...], rebuild: bool, index: Path | None) -> Non
             )
         click.echo(
             f"{store.index}: {report.files:,} files in scope, {report.indexed:,} read, "
-            f"{report.removed:,} gone; {store.counts()['sessions']:,} trajectories indexed "
-            f"({report.seconds:.2f} s)"
+            f"{report.removed:,} gone; {store.count():,} sessions ({report.seconds:.2f} s)"
         )

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 from wayline.relay.atif.payloads import timestamp_ns
@@ -128,36 +129,47 @@ def _walk(
     out: list[SessionRecord],
 ) -> None:
     key = session_key(traj, parent.session_id if parent else None, fallback)
-    record = _summary(traj, key, parent.session_id if parent else None)
+    record = _record(traj, key, parent.session_id if parent else None, redact)
     record.where = where
-    record.texts = list(_texts(traj, redact))
     out.append(record)
     if parent is not None:
         parent.children.append(key)
-    for index, sub in enumerate(traj.get("subagent_trajectories") or ()):
-        if isinstance(sub, Mapping):
+    for index, sub in enumerate(_l(traj.get("subagent_trajectories"))):
+        if type(sub) is dict:
             _walk(sub, record, f"{key}.{index}", (*where, index), redact, out)
 
 
-# -- summary -----------------------------------------------------------------------------------
+# -- reading a trajectory ----------------------------------------------------------------------
+#
+# JSON documents only (what json.loads gives): plain dicts and lists are tested with ``type()``,
+# which costs a tenth of an ``isinstance`` against ``Mapping`` on a path run once per value.
+
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+def _d(value: Any) -> Mapping[str, Any]:
+    return value if type(value) is dict else _NOTHING
+
+
+def _l(value: Any) -> list[Any] | tuple[()]:
+    return value if type(value) is list else ()
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    kind = type(value)
+    if (kind is int or kind is float) and math.isfinite(value):
         return float(value)
     return None
 
 
 def _text_ns(value: Any) -> int | None:
-    if not isinstance(value, str):
+    if type(value) is not str:
         return None
-    exact = timestamp_ns(value)
-    if exact is not None:
-        return exact
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value)
     except ValueError:
-        return None
+        exact: int | None = timestamp_ns(value)  # RFC 3339 forms fromisoformat refuses
+        return exact
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)  # Harbor writes naive UTC times
     return round(parsed.timestamp() * 1_000_000) * 1000
@@ -168,34 +180,13 @@ def _seconds_ns(value: Any) -> int | None:
     return None if number is None else round(number * 1e6) * 1000
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _dicts(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
-def _instants(step: Mapping[str, Any]) -> Iterator[int]:
-    at = _text_ns(step.get("timestamp"))
-    if at is not None:
-        yield at
-    extra = _dict(step.get("extra"))
-    for invocation in (_dict(extra.get("invocation")), *_dicts(extra.get("tool_invocations"))):
-        for key in ("start_timestamp", "end_timestamp"):
-            ns = _seconds_ns(invocation.get(key))
-            if ns is not None:
-                yield ns
-
-
 def llm_outcome(step: Mapping[str, Any]) -> str | None:
     """``failed`` or ``interrupted`` when the step's model call did not answer, else None."""
-    extra = _dict(step.get("extra"))
-    error = _dict(extra.get("llm_response")).get("error")
-    status = _dict(extra.get("invocation")).get("status")
-    if not isinstance(error, Mapping) and status != "error":
+    extra = _d(step.get("extra"))
+    error = _d(extra.get("llm_response")).get("error")
+    if type(error) is not dict and _d(extra.get("invocation")).get("status") != "error":
         return None
-    if isinstance(error, Mapping) and (
+    if type(error) is dict and (
         error.get("reason") == "interrupted" or error.get("type") == "TurnInterrupted"
     ):
         return "interrupted"
@@ -204,23 +195,23 @@ def llm_outcome(step: Mapping[str, Any]) -> str | None:
 
 def result_outcome(result: Mapping[str, Any], text: str | None) -> str | None:
     """``failed`` or ``interrupted`` for a tool result that is an error or was cancelled."""
-    extra = _dict(result.get("extra"))
-    meta = _dict(extra.get("metadata"))
-    if meta.get("status") == "cancelled" or extra.get("status") == "cancelled":
-        return "interrupted"
+    extra = _d(result.get("extra"))
+    meta = _d(extra.get("metadata"))
     status = meta.get("status")
+    if status == "cancelled" or extra.get("status") == "cancelled":
+        return "interrupted"
     if extra.get("is_error") is True or (
-        isinstance(status, str) and status.lower() in ("error", "failed", "failure")
+        type(status) is str and status.lower() in ("error", "failed", "failure")
     ):
         return "failed"
     if meta.get("otel.status_code") == "ERROR":
         return "failed"
-    if text and text.lstrip().startswith("{") and '"error"' in text:
+    if text and '"error"' in text and text.lstrip().startswith("{"):
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
-        if isinstance(value, dict) and value.get("error"):
+        if type(value) is dict and value.get("error"):
             return "failed"
     return None
 
@@ -230,11 +221,16 @@ Results = list[Mapping[str, Any]]
 
 def _results_by_call(step: Mapping[str, Any]) -> tuple[dict[Any, Results], Results]:
     """A step's results by the call they answer, and those that name no call of it."""
-    calls = _dicts(step.get("tool_calls"))
-    known = {c.get("tool_call_id") for c in calls if c.get("tool_call_id") is not None}
-    by_call: dict[Any, list[Mapping[str, Any]]] = {}
-    loose: list[Mapping[str, Any]] = []
-    for result in _dicts(_dict(step.get("observation")).get("results")):
+    results = _l(_d(step.get("observation")).get("results"))
+    if not results:
+        return {}, []
+    known = {c.get("tool_call_id") for c in _l(step.get("tool_calls")) if type(c) is dict}
+    known.discard(None)
+    by_call: dict[Any, Results] = {}
+    loose: Results = []
+    for result in results:
+        if type(result) is not dict:
+            continue
         call_id = result.get("source_call_id")
         if call_id in known:
             by_call.setdefault(call_id, []).append(result)
@@ -243,80 +239,174 @@ def _results_by_call(step: Mapping[str, Any]) -> tuple[dict[Any, Results], Resul
     return by_call, loose
 
 
-def _summary(traj: Mapping[str, Any], key: str, parent: str | None) -> SessionRecord:
-    agent = _dict(traj.get("agent"))
-    steps = _dicts(traj.get("steps"))
-    models: list[str] = []
-    primary = agent.get("model_name") if isinstance(agent.get("model_name"), str) else None
-    if primary:
-        models.append(primary)
-    first = last = None
-    tools: dict[str, list[int]] = {}
-    tool_calls = errors = 0
-    sums = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "cost_usd": 0.0}
-    seen = {k: False for k in sums}
-    priced = metered = 0
-    for step in steps:
-        for ns in _instants(step):
-            first = ns if first is None or ns < first else first
-            last = ns if last is None or ns > last else last
+def step_number(step: Mapping[str, Any], index: int) -> int:
+    """The number the viewer shows for a step: its ``step_id``, else its 1-based position."""
+    value = step.get("step_id")
+    return value if type(value) is int else index + 1
+
+
+def arguments_text(call: Mapping[str, Any]) -> str:
+    """A tool call's arguments as searchable text: ``name: value`` lines, strings unquoted."""
+    args = arguments_of(call)
+    if type(args) is dict:
+        lines = []
+        for name, value in args.items():
+            shown = value if type(value) is str else json.dumps(value, ensure_ascii=False)
+            lines.append(f"{name}: {shown}")
+        return "\n".join(lines)
+    return args if type(args) is str else json.dumps(args, ensure_ascii=False)
+
+
+class _Reader:
+    """One pass over a trajectory's steps: its summary and its searchable text."""
+
+    __slots__ = (
+        "errors",
+        "first",
+        "last",
+        "metered",
+        "models",
+        "priced",
+        "redact",
+        "seen",
+        "sums",
+        "texts",
+        "tool_calls",
+        "tools",
+    )
+
+    def __init__(self, redact: Callable[[str], str] | None) -> None:
+        self.redact = redact
+        self.models: list[str] = []
+        self.first: int | None = None
+        self.last: int | None = None
+        self.tools: dict[str, list[int]] = {}
+        self.tool_calls = 0
+        self.errors = 0
+        self.sums = [0.0, 0.0, 0.0, 0.0]  # prompt, completion, cached tokens; cost
+        self.seen = [False, False, False, False]
+        self.priced = 0
+        self.metered = 0
+        self.texts: list[StepText] = []
+
+    def instant(self, ns: int | None) -> None:
+        if ns is None:
+            return
+        if self.first is None or ns < self.first:
+            self.first = ns
+        if self.last is None or ns > self.last:
+            self.last = ns
+
+    def text(self, number: int, field: str, text: str | None) -> None:
+        if not text or text.isspace():
+            return
+        if self.redact is not None:
+            text = self.redact(text)
+        self.texts.append(StepText(number, field, text[:MAX_FIELD_CHARS]))
+
+    def step(self, index: int, step: dict[str, Any]) -> None:
+        number = step_number(step, index)
+        source = step.get("source")
+        searchable = source == "user" or source == "agent"  # system prompts: noise in search
+        self.instant(_text_ns(step.get("timestamp")))
+        extra = _d(step.get("extra"))
+        invocation = _d(extra.get("invocation"))
+        self.instant(_seconds_ns(invocation.get("start_timestamp")))
+        self.instant(_seconds_ns(invocation.get("end_timestamp")))
+        for tool in _l(extra.get("tool_invocations")):
+            if type(tool) is dict:
+                self.instant(_seconds_ns(tool.get("start_timestamp")))
+                self.instant(_seconds_ns(tool.get("end_timestamp")))
         model = step.get("model_name")
-        if isinstance(model, str) and model and model not in models:
-            models.append(model)
-        if step.get("source") == "agent" and llm_outcome(step) == "failed":
-            errors += 1
-        by_call, _loose = _results_by_call(step)
-        for call in _dicts(step.get("tool_calls")):
+        if type(model) is str and model and model not in self.models:
+            self.models.append(model)
+        if source == "agent" and llm_outcome(step) == "failed":
+            self.errors += 1
+        if searchable:
+            self.text(number, str(source), text_of(step.get("message")))
+            reasoning = step.get("reasoning_content")
+            if type(reasoning) is str:
+                self.text(number, "reasoning", reasoning)
+        by_call, loose = _results_by_call(step)
+        for call in _l(step.get("tool_calls")):
+            if type(call) is not dict:
+                continue
             name = str(call.get("function_name") or "?")
-            tool_calls += 1
-            counts = tools.setdefault(name, [0, 0])
+            self.tool_calls += 1
+            counts = self.tools.setdefault(name, [0, 0])
             counts[0] += 1
+            if searchable:
+                self.text(number, f"args:{name}", arguments_text(call))
             for result in by_call.get(call.get("tool_call_id"), ()):
-                if result_outcome(result, result_text(result)) == "failed":
+                body = result_text(result)
+                if result_outcome(result, body) == "failed":
                     counts[1] += 1
-                    errors += 1
+                    self.errors += 1
+                if searchable:
+                    self.text(number, f"result:{name}", body)
+        if searchable:
+            for result in loose:
+                self.text(number, "result", result_text(result))
         metrics = step.get("metrics")
-        if isinstance(metrics, Mapping):
-            metered += 1
-            for name in sums:
+        if type(metrics) is dict:
+            self.metered += 1
+            for slot, name in enumerate(_METRICS):
                 value = _number(metrics.get(name))
                 if value is not None:
-                    sums[name] += value
-                    seen[name] = True
-                    if name == "cost_usd":
-                        priced += 1
-    totals = _dict(traj.get("final_metrics"))
+                    self.sums[slot] += value
+                    self.seen[slot] = True
+                    if slot == 3:
+                        self.priced += 1
 
-    def total(name: str, key_: str) -> int | None:
-        value = _number(totals.get(key_))
-        if value is not None:
-            return int(value)
-        return int(sums[name]) if seen[name] else None
 
+_METRICS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")
+_TOTALS = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens")
+
+
+def _record(
+    traj: Mapping[str, Any], key: str, parent: str | None, redact: Callable[[str], str] | None
+) -> SessionRecord:
+    agent = _d(traj.get("agent"))
+    steps = [s for s in _l(traj.get("steps")) if type(s) is dict]
+    reader = _Reader(redact)
+    primary = agent.get("model_name")
+    if type(primary) is str and primary:
+        reader.models.append(primary)
+    for index, step in enumerate(steps):
+        reader.step(index, step)
+    totals = _d(traj.get("final_metrics"))
+    tokens: list[int | None] = []
+    for slot, name in enumerate(_TOTALS):
+        value = _number(totals.get(name))
+        if value is None and reader.seen[slot]:
+            value = reader.sums[slot]
+        tokens.append(None if value is None else int(value))
     cost = _number(totals.get("total_cost_usd"))
-    if cost is None and not totals and priced and priced == metered:
-        cost = sums["cost_usd"]  # no final_metrics: priced only when every metered step was
+    if cost is None and not totals and reader.priced and reader.priced == reader.metered:
+        cost = reader.sums[3]  # no final_metrics: priced only when every metered step was
+    label = agent.get("name")
     return SessionRecord(
         session_id=key,
         parent_id=parent,
-        agent=agent.get("name") if isinstance(agent.get("name"), str) else None,
-        model=primary or (models[0] if models else None),
-        models=models,
-        started_ns=first,
-        ended_ns=last,
+        agent=label if type(label) is str else None,
+        model=reader.models[0] if reader.models else None,
+        models=reader.models,
+        started_ns=reader.first,
+        ended_ns=reader.last,
         status=infer_status(steps),
         steps=len(steps),
-        tool_calls=tool_calls,
-        tools=tools,
-        errors=errors,
-        input_tokens=total("prompt_tokens", "total_prompt_tokens"),
-        output_tokens=total("completion_tokens", "total_completion_tokens"),
-        cached_tokens=total("cached_tokens", "total_cached_tokens"),
+        tool_calls=reader.tool_calls,
+        tools=reader.tools,
+        errors=reader.errors,
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        cached_tokens=tokens[2],
         cost_usd=cost,
+        texts=reader.texts,
     )
 
 
-def infer_status(steps: list[Mapping[str, Any]]) -> str:
+def infer_status(steps: list[dict[str, Any]]) -> str:
     """How the last turn of ``steps`` ended, from the steps alone (see the module doc)."""
     kept = [s for s in steps if s.get("source") in ("user", "agent")]
     start = 0
@@ -336,58 +426,9 @@ def infer_status(steps: list[Mapping[str, Any]]) -> str:
     results = [r for found in by_call.values() for r in found] + loose
     if any(result_outcome(r, None) == "interrupted" for r in results):
         return "interrupted"
-    if _dicts(last.get("tool_calls")):
+    if _l(last.get("tool_calls")):
         return "max_turns"  # tools ran and no model call answered after them
     return "completed"
-
-
-# -- searchable text ---------------------------------------------------------------------------
-
-
-def step_number(step: Mapping[str, Any], index: int) -> int:
-    """The number the viewer shows for a step: its ``step_id``, else its 1-based position."""
-    value = step.get("step_id")
-    return value if isinstance(value, int) and not isinstance(value, bool) else index + 1
-
-
-def arguments_text(call: Mapping[str, Any]) -> str:
-    """A tool call's arguments as searchable text: ``name: value`` lines, strings unquoted."""
-    args = arguments_of(call)
-    if isinstance(args, Mapping):
-        lines = []
-        for name, value in args.items():
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            lines.append(f"{name}: {shown}")
-        return "\n".join(lines)
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-
-
-def _texts(traj: Mapping[str, Any], redact: Callable[[str], str] | None) -> Iterator[StepText]:
-    def make(number: int, name: str, text: str | None) -> StepText | None:
-        if not text or not text.strip():
-            return None
-        if redact is not None:
-            text = redact(text)
-        return StepText(number, name, text[:MAX_FIELD_CHARS])
-
-    for index, step in enumerate(_dicts(traj.get("steps"))):
-        number = step_number(step, index)
-        source = step.get("source")
-        if source not in ("user", "agent"):
-            continue  # system prompts repeat in every session: noise in a search
-        found = [make(number, str(source), text_of(step.get("message")))]
-        reasoning = step.get("reasoning_content")
-        if isinstance(reasoning, str):
-            found.append(make(number, "reasoning", reasoning))
-        by_call, loose = _results_by_call(step)
-        for call in _dicts(step.get("tool_calls")):
-            name = str(call.get("function_name") or "?")
-            found.append(make(number, f"args:{name}", arguments_text(call)))
-            for result in by_call.get(call.get("tool_call_id"), ()):
-                found.append(make(number, f"result:{name}", result_text(result)))
-        for result in loose:
-            found.append(make(number, "result", result_text(result)))
-        yield from (item for item in found if item is not None)
 
 
 # -- one line per step (``wayline sessions show``) ---------------------------------------------
@@ -397,12 +438,16 @@ def step_lines(traj: Mapping[str, Any], origin_ns: int | None) -> list[JsonDict]
     """One dict per step: number, source, time from ``origin_ns`` (ms), model, tokens, cost,
     the tools it called (each with ``error``), its outcome and the first line of its text."""
     out: list[JsonDict] = []
-    for index, step in enumerate(_dicts(traj.get("steps"))):
+    for index, step in enumerate(_l(traj.get("steps"))):
+        if type(step) is not dict:
+            continue
         at = _text_ns(step.get("timestamp"))
-        metrics = _dict(step.get("metrics"))
+        metrics = _d(step.get("metrics"))
         by_call, _loose = _results_by_call(step)
         calls = []
-        for call in _dicts(step.get("tool_calls")):
+        for call in _l(step.get("tool_calls")):
+            if type(call) is not dict:
+                continue
             results = by_call.get(call.get("tool_call_id"), ())
             outcomes = {result_outcome(r, result_text(r)) for r in results}
             calls.append(

@@ -251,6 +251,12 @@ def list_sessions(
     return [_row(r, tools) for r in rows]
 
 
+def count_sessions(conn: sqlite3.Connection, *, scoped: bool = False) -> int:
+    """How many sessions there are (each once, however many files hold it)."""
+    row = conn.execute(f"SELECT count(*) FROM sessions s WHERE {visible(scoped)}").fetchone()
+    return int(row[0])
+
+
 def session_row(conn: sqlite3.Connection, session_id: str, *, scoped: bool = False) -> Row | None:
     """The row of one session, by its id or a prefix of it that only it has.
 

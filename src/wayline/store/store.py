@@ -25,8 +25,8 @@ from wayline.store import query
 from wayline.store.atof import convert_root, parse_event, read_lines, unpack
 from wayline.store.extract import is_wayline_recording, step_lines
 from wayline.store.schema import TRIGRAM, connect, remove_index
-from wayline.store.sync import Indexer, Scope, SyncReport, positions
-from wayline.trajectory.load import TrajectoryError, parse_json, read_text
+from wayline.store.sync import Indexer, Scope, SyncReport, positions, read_document
+from wayline.trajectory.load import TrajectoryError
 
 __all__ = ["INDEX_NAME", "SessionStore", "StoreError", "index_path", "scope_of"]
 
@@ -180,7 +180,7 @@ class SessionStore:
         number, where = positions(position)
         try:
             if not root:
-                return parse_json(read_text(path), str(path)), where
+                return read_document(path), where
             found = self._conn.execute(
                 "SELECT r.lines FROM atof_roots r JOIN files f ON f.id = r.file_id "
                 "WHERE f.path = ? AND r.root = ?",
@@ -194,11 +194,9 @@ class SessionStore:
         except (TrajectoryError, OSError, IndexError, KeyError) as exc:
             raise StoreError(f"{path}: cannot read the session now: {exc}") from None
 
-    def counts(self) -> dict[str, int]:
-        """How many files and sessions the index holds (all scopes)."""
-        files = self._conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        sessions = self._conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        return {"files": int(files), "sessions": int(sessions)}
+    def count(self) -> int:
+        """How many sessions the scope holds (each once, however many files hold it)."""
+        return query.count_sessions(self._conn, scoped=self._scoped)
 
     @property
     def connection(self) -> sqlite3.Connection:

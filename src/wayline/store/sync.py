@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sqlite3
 import stat
+import threading
 import time
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +29,7 @@ from wayline.relay.identify import InputFileError, identify
 from wayline.store.atof import RootRouter, convert_root, new_lines, pack, parse_event, unpack
 from wayline.store.atof import read_lines as read_spans
 from wayline.store.extract import SessionRecord, is_wayline_recording, records_of
-from wayline.trajectory.load import TrajectoryError, check_structure, parse_json, read_text
+from wayline.trajectory.load import TrajectoryError, check_structure
 
 __all__ = ["PREF_ATIF", "PREF_ATOF", "PREF_LIVE", "Indexer", "Scope", "SyncReport"]
 
@@ -39,6 +41,8 @@ PREF_ATIF = 10
 PREF_ATOF = 20
 
 SUFFIXES = (".json", ".jsonl")
+READ_AHEAD = 8
+"""Files read and parsed ahead of the writer (their sessions wait in memory)."""
 HEAD_BYTES = 4096
 """Bytes at the start of an ATOF file remembered to tell an append from a rewrite."""
 BATCH_SECONDS = 2.0
@@ -69,7 +73,6 @@ class SyncReport:
     files: int = 0
     indexed: int = 0
     removed: int = 0
-    sessions: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -116,6 +119,121 @@ def scan(scope: Scope) -> dict[str, os.stat_result]:
     return found
 
 
+def read_document(path: Path) -> Any:
+    """An ATIF file's JSON; :class:`TrajectoryError` when it cannot be read or parsed.
+
+    The trajectory loader's own reader also measures how deeply the document nests, for the
+    commands that walk it recursively; the index reads it with loops (and a nesting too deep
+    for the decoder is an error here too), so it parses the bytes as they are.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise TrajectoryError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)
+        ) from None
+    except RecursionError:
+        raise TrajectoryError("JSON nested too deeply to read", source=str(path)) from None
+    except ValueError as exc:  # an integer too long to convert
+        raise TrajectoryError(f"unreadable JSON value: {exc}", source=str(path)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What a file holds, read without the index: ``atif`` (its sessions), ``atof`` (read
+    incrementally by the indexer, which keeps where it stopped) or ``skip`` (and why)."""
+
+    kind: str
+    records: list[SessionRecord] = field(default_factory=list)
+    note: str | None = None
+
+
+def read_file(path: Path, redact: Redact) -> Read:
+    """Tell what ``path`` is and, for an ATIF file, read its sessions (text of files wayline
+    did not write goes through ``redact``)."""
+    try:
+        found = identify(path)
+    except InputFileError as exc:
+        return Read("skip", note=exc.message)
+    if found.kind == "atof":
+        return Read("atof")
+    if found.kind not in ("atif", "json"):
+        return Read("skip", note=f"{found.label}, not a trajectory")
+    try:
+        document = read_document(path)
+        check_structure(document, str(path))
+        mine = is_wayline_recording(document)
+        return Read("atif", records_of(document, path.stem, None if mine else redact))
+    except TrajectoryError as exc:
+        return Read("skip", note=str(exc).removeprefix(f"{path}: "))
+    except RecursionError:
+        return Read("skip", note="JSON nested too deeply to read")
+
+
+class ReadAhead:
+    """Reads the files on a thread of its own, in order, up to :data:`READ_AHEAD` ahead of
+    the writer: parsing holds the GIL while SQLite's inserts (which release it) run, so the
+    two overlap on a second core. Iterate for ``(path, Read)``; an exception the reading
+    raised is raised here, in the writer's thread. :meth:`close` stops the thread."""
+
+    def __init__(self, paths: list[str], redact: Redact) -> None:
+        self._paths = paths
+        self._redact = redact
+        self._queue: queue.Queue[tuple[str, Read | BaseException] | None] = queue.Queue(READ_AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wayline-store-read", daemon=True)
+        self._thread.start()
+
+    def _put(self, item: tuple[str, Read | BaseException] | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        for path in self._paths:
+            if self._stop.is_set():
+                return
+            try:
+                read: Read | BaseException = read_file(Path(path), self._redact)
+            except BaseException as exc:  # handed to the writer, which raises it
+                read = exc
+            if not self._put((path, read)) or isinstance(read, BaseException):
+                return
+        self._put(None)
+
+    def __iter__(self) -> Iterator[tuple[str, Read]]:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            path, read = item
+            if isinstance(read, BaseException):
+                raise read
+            yield path, read
+
+    def close(self) -> None:
+        """Stop reading (the thread ends after the file it is reading)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def _differs(known: Sequence[Any] | None, st: os.stat_result) -> bool:
+    """Whether a file changed since it was indexed (``known`` ends in size, mtime, inode)."""
+    if known is None:
+        return True
+    return tuple(known[-3:]) != (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
 def _day(ns: int | None) -> str | None:
     if ns is None:
         return None
@@ -140,38 +258,28 @@ class Indexer:
         report = SyncReport()
         disk = scan(scope)
         report.files = len(disk)
-        known = self._known()
-        gone = [k.id for path, k in known.items() if path not in disk and scope.holds(path)]
-        changed = [
-            path for path, st in disk.items() if rebuild or self._changed(known.get(path), st)
-        ]
+        # (path, id, size, mtime_ns, ino) of every file indexed: compared with the disk here;
+        # a file's full row is read again inside the write transaction, where it counts.
+        rows = self._conn.execute("SELECT path, id, size, mtime_ns, ino FROM files").fetchall()
+        seen = {row[0]: row for row in rows}
+        gone = [row[1] for row in rows if row[0] not in disk and scope.holds(row[0])]
+        changed = [path for path, st in disk.items() if rebuild or _differs(seen.get(path), st)]
         # Oldest first: later files get later text rows, which search lists first.
         changed.sort(key=lambda p: (disk[p].st_mtime_ns, p))
         if gone or changed:
             self._apply(gone, changed, disk, report, rebuild=rebuild)
+            rows = self._conn.execute("SELECT path, id FROM files").fetchall()
         report.removed = len(gone)
-        ids = self._conn.execute("SELECT path, id FROM files").fetchall()
-        in_scope = [file_id for path, file_id in ids if path in disk]
-        self.scope_ids = None if len(in_scope) == len(ids) else in_scope
-        report.sessions = self._count_sessions()
+        in_scope = [row[1] for row in rows if row[0] in disk]
+        self.scope_ids = None if len(in_scope) == len(rows) else in_scope
         report.seconds = time.perf_counter() - started
         return report
 
-    def _count_sessions(self) -> int:
-        row = self._conn.execute("SELECT count(*) FROM sessions").fetchone()
-        return int(row[0])
-
-    @staticmethod
-    def _changed(known: _Known | None, st: os.stat_result) -> bool:
-        if known is None:
-            return True
-        return (known.size, known.mtime_ns, known.ino) != (st.st_size, st.st_mtime_ns, st.st_ino)
-
-    def _known(self) -> dict[str, _Known]:
-        rows = self._conn.execute(
-            "SELECT path, id, kind, size, mtime_ns, ino, offset, head FROM files"
-        )
-        return {row[0]: _Known(*row[1:]) for row in rows}
+    def _known(self, path: str) -> _Known | None:
+        row = self._conn.execute(
+            "SELECT id, kind, size, mtime_ns, ino, offset, head FROM files WHERE path=?", (path,)
+        ).fetchone()
+        return None if row is None else _Known(*row)
 
     def _apply(
         self,
@@ -183,20 +291,24 @@ class Indexer:
         rebuild: bool,
     ) -> None:
         conn = self._conn
+        reads = ReadAhead(changed, self._redact)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Another command may have indexed meanwhile: what it wrote is what counts now.
-            known = self._known()
             for file_id in gone:
                 self._drop_file(file_id)
             self._next_text = self._max_text() + 1
             batch_started = time.perf_counter()
-            for path in changed:
+            for path, read in reads:
                 st = disk[path]
-                current = known.get(path)
-                if not rebuild and not self._changed(current, st):
-                    continue  # another command indexed it meanwhile
-                self._index_file(Path(path), st, current, report)
+                # Another command may have indexed it meanwhile: what it wrote counts now.
+                current = self._known(path)
+                if (
+                    not rebuild
+                    and current is not None
+                    and not _differs((current.size, current.mtime_ns, current.ino), st)
+                ):
+                    continue
+                self._index_file(Path(path), st, current, read, report)
                 report.indexed += 1
                 if time.perf_counter() - batch_started > BATCH_SECONDS:
                     conn.execute("COMMIT")
@@ -207,6 +319,8 @@ class Indexer:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        finally:
+            reads.close()
 
     def _max_text(self) -> int:
         row = self._conn.execute("SELECT max(rowid) FROM step_text").fetchone()
@@ -229,34 +343,21 @@ class Indexer:
         return known.id
 
     def _index_file(
-        self, path: Path, st: os.stat_result, known: _Known | None, report: SyncReport
+        self, path: Path, st: os.stat_result, known: _Known | None, read: Read, report: SyncReport
     ) -> None:
-        try:
-            found = identify(path)
-        except InputFileError as exc:
-            self._skip(path, st, known, exc.message, report)
-            return
-        kind = found.kind
-        if kind == "atof":
+        if read.kind == "skip":
+            assert read.note is not None
+            self._skip(path, st, known, read.note, report)
+        elif read.kind == "atof":
             file_id = self._file_row(path, st, known, "atof")
             problem = self._index_atof(file_id, path, st, known)
             if problem:
                 report.warnings.append(f"{path}: {problem}")
-            return
-        if kind not in ("atif", "json"):
-            self._skip(path, st, known, f"{found.label}, not a trajectory", report)
-            return
-        try:
-            document = parse_json(read_text(path), str(path))
-            check_structure(document, str(path))
-        except TrajectoryError as exc:
-            self._skip(path, st, known, str(exc).removeprefix(f"{path}: "), report)
-            return
-        file_id = self._file_row(path, st, known, "atif")
-        self._drop_sessions("file_id=?", (file_id,))
-        redact = None if is_wayline_recording(document) else self._redact
-        for record in records_of(document, path.stem, redact):
-            self._insert(file_id, "", _position(0, record), record, PREF_ATIF)
+        else:
+            file_id = self._file_row(path, st, known, "atif")
+            self._drop_sessions("file_id=?", (file_id,))
+            for record in read.records:
+                self._insert(file_id, "", _position(0, record), record, PREF_ATIF)
 
     def _skip(
         self,
