@@ -130,6 +130,10 @@ def _rows(full: bool) -> list[Row]:
         ),
         Row("4 secrets: leaks from Nosey Parker's rule examples", "secrets_heldout_noseyparker"),
         Row("4 secrets: leaks from secretlint's snapshots", "secrets_heldout_secretlint"),
+        Row(
+            "4 secrets: leaks from Kingfisher's rule examples (no goal)",
+            "secrets_heldout_kingfisher",
+        ),
         Row("4 secrets: installed packages' whole files checked", "secrets_files_checked"),
         Row(
             "4 secrets: installed packages' whole files altered, per 1000 (goal 10)",

@@ -339,6 +339,7 @@ _TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("buildkite_token", "bkua_", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
     ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
     ("rootly_token", "rootly_", r"[a-f0-9]{64}(?![A-Za-z0-9])"),
+    ("scrapfly_key", "scp-", r"(?:live|test)-[a-f0-9]{32}(?![A-Za-z0-9])"),
     ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
 )
 

@@ -1,15 +1,17 @@
 """Read the second set of outside corpora into ``heldout_cases.json`` (run by hand).
 
-``python tests/reliability/corpus/extract_heldout.py NOSEYPARKER_CHECKOUT SECRETLINT_CHECKOUT``
+``python tests/reliability/corpus/extract_heldout.py NOSEYPARKER SECRETLINT KINGFISHER``
 
 - Nosey Parker (Apache-2.0): each rule's ``examples`` (true positives; the secret is the
   last capture group of the rule's own pattern, matched here with Python's ``re``) and
   ``negative_examples`` (the rule's false positives: no secret);
+- Kingfisher (Apache-2.0): the same fields of its rules (``data/rules/*.yml``), where their
+  example text is not already one of Nosey Parker's;
 - secretlint (MIT): each ``test/snapshots/ng.*`` input with the ranges its ``output.json``
   reports (one case per reported range), and each ``ok.*`` input (no secret).
 
 Only data is taken: the examples, the patterns to locate their secret part, and the
-snapshot files. No code of either project is copied or run.
+snapshot files. No code of these projects is copied or run.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from extract_scanners import family_of
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/reliability
+from corpus.extract_scanners import family_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,8 +47,13 @@ def _np_pattern(pattern: str) -> re.Pattern[str] | None:
 
 def noseyparker_cases(root: Path) -> list[dict[str, Any]]:
     """True positives and negatives of every Nosey Parker rule."""
+    return rule_examples(root / "crates/noseyparker/data/default/builtin/rules", "noseyparker")
+
+
+def rule_examples(rules_dir: Path, name: str) -> list[dict[str, Any]]:
+    """``examples`` and ``negative_examples`` of rule files in Nosey Parker's format (also
+    Kingfisher's, which grew from it)."""
     out: list[dict[str, Any]] = []
-    rules_dir = root / "crates/noseyparker/data/default/builtin/rules"
     for path in sorted(rules_dir.glob("*.yml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for rule in data.get("rules", []):
@@ -59,9 +66,9 @@ def noseyparker_cases(root: Path) -> list[dict[str, Any]]:
                     continue
                 secret = next((g for g in reversed(m.groups()) if g), None)
                 if secret:
-                    out.append(_case(f"noseyparker:{path.name}", rid, family, text, secret))
+                    out.append(_case(f"{name}:{path.name}", rid, family, text, secret))
             for text in rule.get("negative_examples") or []:
-                out.append(_case(f"noseyparker:{path.name}", rid, family, text, None))
+                out.append(_case(f"{name}:{path.name}", rid, family, text, None))
     return out
 
 
@@ -112,10 +119,15 @@ def _case(source: str, rule: str, family: str, text: str, secret: str | None) ->
 
 def main(argv: list[str]) -> int:
     """Write ``heldout_cases.json`` from the two checkouts."""
-    if len(argv) != 2:
-        print("usage: extract_heldout.py NOSEYPARKER_CHECKOUT SECRETLINT_CHECKOUT")
+    if len(argv) != 3:
+        print("usage: extract_heldout.py NOSEYPARKER SECRETLINT KINGFISHER (checkouts)")
         return 2
     cases = noseyparker_cases(Path(argv[0])) + secretlint_cases(Path(argv[1]))
+    seen = {c["text"] for c in cases}
+    for case in rule_examples(Path(argv[2]) / "data/rules", "kingfisher"):
+        if case["text"] not in seen:  # Kingfisher's rules began as Nosey Parker's: new ones only
+            seen.add(case["text"])
+            cases.append(case)
     (HERE / "heldout_cases.json").write_text(
         json.dumps(cases, indent=0, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -57,6 +57,18 @@ _NOT_CREDENTIAL = (
     "shopify domain",
     "ad_tenant_id",
     "azure_client_id",
+    # Kingfisher's rules for hosts, URLs, names and ids that other rules pair with a secret
+    " url",
+    " host",
+    " domain",
+    "org name",
+    "account name",
+    "username",
+    "application id",
+    "app id",
+    "product id",
+    # a bare word with no name or context ("letmein42"): no redactor can tell it from text
+    "weak password pattern",
 )
 _EXPRESSION = re.compile(r"\$\{?[A-Za-z_][\w.\[\]'\"]*\}?|%\w*%|#\{.*\}")
 _PLACEHOLDERS = frozenset({"password", "passwd", "secret", "token", "changeme"})
