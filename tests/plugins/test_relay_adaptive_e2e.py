@@ -123,7 +123,10 @@ def _run(
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    session = proc.stderr.split("session_id: ")[1].split()[0]
+    # --quiet prints only the answer: the session is the stored one with an ATIF file (a
+    # delegated child's transcript is stored too, its trajectory embedded in the parent's).
+    atif_names = " ".join(p.name for p in (out / "atif").glob("*.json"))
+    (session,) = [t.stem for t in (home / "sessions").glob("*.jsonl") if t.stem in atif_names]
     atof_path = out / "atof" / "middleware-events.jsonl"
     assert validate_atof(atof_path) == []
     trajectory = json.loads((out / "atif" / f"middleware-trajectory-{session}.json").read_text())
