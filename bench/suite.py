@@ -342,6 +342,15 @@ def junk(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.junk", "--megabytes", "40" if quick else "400")
 
 
+def sessions_index(ref: Reference, quick: bool) -> list[Row]:
+    """The session index (``wayline sessions``) at 10,000 sessions and 1,000,000 steps:
+    indexing, one session added, list, search and stats (bench/sessions.py)."""
+    if quick:
+        small = ("--sessions", "500", "--rounds", "5", "--atof-sessions", "100")
+        return _module_rows("bench.sessions", *small)
+    return _module_rows("bench.sessions")
+
+
 LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
@@ -354,6 +363,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "V": viewer,
     "D": diff_line,
     "J": junk,
+    "I": sessions_index,
 }
 
 
