@@ -7,11 +7,13 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from store_support import Recorded, harbor_trajectory
+from store_support import Recorded, harbor_trajectory, wayline_env
 
 from wayline.store import SessionStore
 
@@ -58,7 +60,8 @@ def test_a_deleted_or_rewritten_file_shows_on_the_next_update(
 
 def test_atof_alone_gives_the_same_sessions_as_atif(recorded: Recorded, tmp_path: Path) -> None:
     """A folder with only the ATOF events lists every session with the same status, steps,
-    tools, tokens, cost and errors as the ATIF files give (converted as `atif convert` would)."""
+    tools, tokens, cost and errors as the ATIF files give (converted as `atif convert` would),
+    and shows the same step lines."""
     atof = _copy(recorded.home / "relay" / "atof", tmp_path / "atof")
     atif = recorded.home / "relay" / "atif"
     with (
@@ -66,10 +69,14 @@ def test_atof_alone_gives_the_same_sessions_as_atif(recorded: Recorded, tmp_path
         SessionStore.open([atif], tmp_path / "x") as files,
     ):
         from_events, from_files = _rows(events), _rows(files)
+        shown_events = events.session(recorded.ids["tools"])
+        shown_files = files.session(recorded.ids["tools"])
     assert set(from_events) == set(from_files)
     for session_id, row in from_files.items():
         assert {k: from_events[session_id][k] for k in COMPARED} == {k: row[k] for k in COMPARED}
         assert from_events[session_id]["path"].endswith(".jsonl")
+    assert shown_events is not None and shown_files is not None
+    assert shown_events["steps"] == shown_files["steps"]
 
 
 def test_a_growing_atof_file_is_read_from_where_it_stopped(
@@ -226,3 +233,24 @@ def test_a_scope_narrower_than_the_index_lists_only_its_files(
         assert set(rows) == {recorded.ids["delegate"], recorded.ids["child"]}
     else:
         assert set(rows) == {"20261125_213220_495c3a", "20261125_213221_4003b2"}
+
+
+def test_two_commands_indexing_one_folder_at_once_agree(recorded: Recorded, tmp_path: Path) -> None:
+    """Two processes that index the same folder into one index at the same time both succeed
+    (one waits for the other's writes) and leave each session once."""
+    folder = _copy(recorded.home / "relay", tmp_path / "relay")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "wayline", "sessions", "list", str(folder), "--json"],
+            env=wayline_env(tmp_path / "home"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], [err for _, err in outputs]
+    first, second = (json.loads(out) for out, _ in outputs)
+    assert first == second
+    assert sorted(row["session_id"] for row in first) == sorted(recorded.ids.values())
