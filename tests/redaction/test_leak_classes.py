@@ -235,6 +235,8 @@ def test_foreign_prose_password_in_json_arguments() -> None:
         (f"export the API key {_rand(24)} now", "export the API key "),
         (f"currencyscoopACCESS {_hex(32)}", "currencyscoopACCESS "),
         (f"weatherbitSECRET {_hex(32)}", "weatherbitSECRET "),
+        (f"fileio_ACCESS-{_rand(40)}", "fileio_ACCESS-"),
+        (f"dd_secret_key-{_hex(40)}", "dd_secret_key-"),
     ],
 )
 def test_token_right_after_a_credential_word(text: str, kept: str) -> None:
@@ -253,6 +255,8 @@ def test_token_right_after_a_credential_word(text: str, kept: str) -> None:
         "KEY v1.2.3.4.5.6.7.8.9.10",
         "the secret ingredient is love",
         "primary key constraint_name_123",
+        "api-key-header-name-v2-something",
+        "token_type_hint and self.secret_key_2",
     ],
 )
 def test_words_after_a_credential_word_stay(text: str) -> None:

@@ -254,13 +254,15 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # abc123…", "SECRET 9f8e…", "API key X7W8…"): a token-shaped word (16+ characters with
     # letters and digits) right after the credential word. "=" and ":" forms are assignments.
     ("token_after_credential_word",
-     r"(?:(?i:\b(?:api[ _\-]?key|token|secret(?:[ _\-]?key)?|access(?:[ _\-]?(?:key|token))?"
-     r"|private[ _\-]?(?:key|token)|key))|(?<=[a-z])(?:SECRET|ACCESS|TOKEN|PRIVATE|APIKEY|KEY))"
-     r"[ \t]+(?P<secret>(?![A-Za-z_]+\b)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))"
+     r"(?:(?i:(?<![A-Za-z0-9])(?:api[ _\-]?key|token|secret(?:[ _\-]?key)?"
+     r"|access(?:[ _\-]?(?:key|token))?|private[ _\-]?(?:key|token)|key))"
+     r"|(?<=[a-z])(?:SECRET|ACCESS|TOKEN|PRIVATE|APIKEY|KEY))"
+     r"(?:[ \t]+|[\-_.](?=[A-Za-z]*[0-9]))(?P<secret>(?![A-Za-z_]+\b)"
+     r"(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))"
      r"(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w\-+/=.]))"
      r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])"
      r"[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})(?![A-Za-z0-9_\-+/=.])",
-     ("token ", "secret", "key ", "access "), 0),
+     ("token", "secret", "key", "access"), 0),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
     ("azure_client_secret",
      r"(?<![\w~.\-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])",
