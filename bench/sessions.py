@@ -16,7 +16,10 @@ model call; ``final_metrics`` are summed again. Figures:
   (three characters or more; a unique ticket, common words, Chinese), each an update plus the
   question as a command does it, p95 over the rounds (goal <= 300 ms); ``stats`` by each key
   (goal <= 1 s). A two-character Chinese search no step matches reads every step's text
-  (information).
+  (information);
+- a home holds each session twice, as ATOF events and an ATIF file: the first index of the
+  1,000 sessions' ATOF and ATIF files (the recorded session under new ids) against the ATIF
+  files alone (information).
 
     .venv/bin/python -m bench.sessions [--sessions 10000] [--steps 100] [--rounds 20] [--json]
 
@@ -422,7 +425,35 @@ def _atof_rows(
             detail=f"largest of {len(appended)}; reading the file whole first took "
             f"{first / 1000:.1f} s",
         ),
+        _home_row(work, template, folder, sessions + len(appended)),
     ]
+
+
+def _home_row(work: Path, template: JsonDict, atof: Path, sessions: int) -> JsonDict:
+    """A home holds each session twice (ATOF events and an ATIF file): its first index
+    against the ATIF files' alone (information)."""
+    from wayline.store import Scope, SessionStore
+
+    atif = work / "home-atif"
+    atif.mkdir()
+    for index in range(sessions):
+        session = f"atof-{index:05d}"
+        document = dict(template, session_id=session, trajectory_id=session)
+        (atif / f"wayline-atif-{session}.json").write_text(json.dumps(document), encoding="utf-8")
+    seconds: dict[str, float] = {}
+    for name, folders in (("atif", (atif,)), ("home", (atif, atof))):
+        with SessionStore(work / f"{name}.sqlite", Scope(folders=folders)) as store:
+            seconds[name] = timed(store.update) / 1000
+            found = len(store.sessions(limit=None))
+        if found != sessions:
+            raise RuntimeError(f"{name}: {found} sessions, not {sessions}")
+    return _row(
+        f"a home of {sessions:,} sessions (ATOF + ATIF of each): first index / ATIF alone",
+        seconds["home"] / seconds["atif"],
+        "x",
+        None,
+        detail=f"{seconds['home']:.1f} s / {seconds['atif']:.1f} s",
+    )
 
 
 def main() -> None:

@@ -254,3 +254,29 @@ def test_two_commands_indexing_one_folder_at_once_agree(recorded: Recorded, tmp_
     first, second = (json.loads(out) for out, _ in outputs)
     assert first == second
     assert sorted(row["session_id"] for row in first) == sorted(recorded.ids.values())
+
+
+def test_a_home_without_an_atif_file_lists_the_session_from_its_events(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """In a home, a finished session is shown from its ATIF file; when that file is deleted,
+    the next update shows it from its ATOF events with the same figures, and a scope holding
+    only the ATOF file (on the same index) lists every session from the events."""
+    home = _copy(recorded.home, tmp_path / "home")
+    index = tmp_path / "index.sqlite"
+    gone = recorded.ids["max_turns"]
+    with SessionStore.open([], home, index=index) as store:
+        before = _rows(store)
+        assert all(row["path"].endswith(".json") for row in before.values())
+        (home / "relay" / "atif" / f"wayline-atif-{gone}.json").unlink()
+        after = _rows(store)
+    assert set(after) == set(before)
+    assert after[gone]["path"].endswith(".jsonl")
+    assert {k: after[gone][k] for k in COMPARED} == {k: before[gone][k] for k in COMPARED}
+    (events,) = (home / "relay" / "atof").glob("*.jsonl")
+    with SessionStore.open([events], home, index=index) as narrow:
+        rows = _rows(narrow)
+    assert set(rows) == set(before)
+    assert all(row["path"] == str(events) for row in rows.values())
+    for session_id, row in rows.items():
+        assert {k: row[k] for k in COMPARED} == {k: before[session_id][k] for k in COMPARED}

@@ -33,6 +33,7 @@ __all__ = [
     "new_lines",
     "pack",
     "read_lines",
+    "root_session",
     "unpack",
 ]
 
@@ -127,6 +128,21 @@ class RootRouter:
             return None
         root = self.open.get(parent) if parent is not None else None
         return root if root is not None else f"unscoped:{parent or ''}"
+
+
+def root_session(event: Mapping[str, Any]) -> str | None:
+    """The session id the converter gives the root that ``event`` (its scope's start) opens:
+    the ``session_id`` (else ``trajectory_id``) its metadata names, else the scope's uuid."""
+    if event.get("kind") != "scope" or event.get("scope_category") != "start":
+        return None
+    metadata = event.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    named = metadata.get("trajectory_id")
+    if isinstance(named, str):
+        session = metadata.get("session_id")
+        return session if isinstance(session, str) and session else named
+    uuid = event.get("uuid")
+    return uuid if isinstance(uuid, str) else None
 
 
 def _starts_root(event: Mapping[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from wayline.contract.private import PrivatePaths
 
 __all__ = ["SCHEMA_VERSION", "TRIGRAM", "IndexUnavailable", "connect", "remove_index"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 TRIGRAM = sqlite3.sqlite_version_info >= (3, 34, 0)
 """Whether this SQLite has FTS5's trigram tokenizer (3.34+); without it search scans text."""
@@ -80,7 +80,10 @@ CREATE TABLE session_tools(
 ) WITHOUT ROWID;
 CREATE INDEX session_tools_by_name ON session_tools(name, session);
 CREATE TABLE atof_roots(
-    file_id INTEGER NOT NULL, root TEXT NOT NULL, lines BLOB NOT NULL,
+    file_id INTEGER NOT NULL,
+    root TEXT NOT NULL,
+    lines BLOB NOT NULL,
+    covered TEXT,
     PRIMARY KEY(file_id, root)
 ) WITHOUT ROWID;
 CREATE TABLE atof_open(

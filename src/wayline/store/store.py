@@ -24,8 +24,9 @@ from wayline.redaction import redact_text
 from wayline.store import query
 from wayline.store.atof import convert_root, parse_event, read_lines, unpack
 from wayline.store.extract import is_wayline_recording, step_lines
+from wayline.store.reading import read_document
 from wayline.store.schema import TRIGRAM, connect, remove_index
-from wayline.store.sync import Indexer, Scope, SyncReport, positions, read_document
+from wayline.store.sync import Indexer, Scope, SyncReport, positions
 from wayline.trajectory.load import TrajectoryError
 
 __all__ = ["INDEX_NAME", "SessionStore", "StoreError", "index_path", "scope_of"]
@@ -118,7 +119,7 @@ class SessionStore:
     def update(self) -> SyncReport:
         """Bring the index up to date with the files of the scope (what changed only)."""
         report = self._indexer.sync(self.scope)
-        self._set_scope()
+        self._scoped = self._indexer.scope_ids is not None
         self.last_update = report
         return report
 
@@ -129,14 +130,6 @@ class SessionStore:
         self._conn = connect(self.index, private=self._private)
         self._indexer = Indexer(self._conn, self._redact)
         return self.update()
-
-    def _set_scope(self) -> None:
-        ids = self._indexer.scope_ids
-        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS scope(id INTEGER PRIMARY KEY)")
-        self._conn.execute("DELETE FROM temp.scope")
-        if ids is not None:
-            self._conn.executemany("INSERT INTO temp.scope(id) VALUES (?)", [(i,) for i in ids])
-        self._scoped = ids is not None
 
     # -- questions -----------------------------------------------------------------------------
 

@@ -13,23 +13,28 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import sqlite3
 import stat
-import threading
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wayline.relay.identify import InputFileError, identify
-from wayline.store.atof import RootRouter, convert_root, new_lines, pack, parse_event, unpack
+from wayline.store.atof import (
+    RootRouter,
+    convert_root,
+    new_lines,
+    pack,
+    parse_event,
+    root_session,
+    unpack,
+)
 from wayline.store.atof import read_lines as read_spans
 from wayline.store.extract import SessionRecord, is_wayline_recording, records_of
-from wayline.trajectory.load import TrajectoryError, check_structure
+from wayline.store.reading import Read, ReadAhead
 
 __all__ = ["PREF_ATIF", "PREF_ATOF", "PREF_LIVE", "Indexer", "Scope", "SyncReport"]
 
@@ -41,8 +46,6 @@ PREF_ATIF = 10
 PREF_ATOF = 20
 
 SUFFIXES = (".json", ".jsonl")
-READ_AHEAD = 8
-"""Files read and parsed ahead of the writer (their sessions wait in memory)."""
 HEAD_BYTES = 4096
 """Bytes at the start of an ATOF file remembered to tell an append from a rewrite."""
 BATCH_SECONDS = 2.0
@@ -119,114 +122,6 @@ def scan(scope: Scope) -> dict[str, os.stat_result]:
     return found
 
 
-def read_document(path: Path) -> Any:
-    """An ATIF file's JSON; :class:`TrajectoryError` when it cannot be read or parsed.
-
-    The trajectory loader's own reader also measures how deeply the document nests, for the
-    commands that walk it recursively; the index reads it with loops (and a nesting too deep
-    for the decoder is an error here too), so it parses the bytes as they are.
-    """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError as exc:
-        raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise TrajectoryError(
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)
-        ) from None
-    except RecursionError:
-        raise TrajectoryError("JSON nested too deeply to read", source=str(path)) from None
-    except ValueError as exc:  # an integer too long to convert
-        raise TrajectoryError(f"unreadable JSON value: {exc}", source=str(path)) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    """What a file holds, read without the index: ``atif`` (its sessions), ``atof`` (read
-    incrementally by the indexer, which keeps where it stopped) or ``skip`` (and why)."""
-
-    kind: str
-    records: list[SessionRecord] = field(default_factory=list)
-    note: str | None = None
-
-
-def read_file(path: Path, redact: Redact) -> Read:
-    """Tell what ``path`` is and, for an ATIF file, read its sessions (text of files wayline
-    did not write goes through ``redact``)."""
-    try:
-        found = identify(path)
-    except InputFileError as exc:
-        return Read("skip", note=exc.message)
-    if found.kind == "atof":
-        return Read("atof")
-    if found.kind not in ("atif", "json"):
-        return Read("skip", note=f"{found.label}, not a trajectory")
-    try:
-        document = read_document(path)
-        check_structure(document, str(path))
-        mine = is_wayline_recording(document)
-        return Read("atif", records_of(document, path.stem, None if mine else redact))
-    except TrajectoryError as exc:
-        return Read("skip", note=str(exc).removeprefix(f"{path}: "))
-    except RecursionError:
-        return Read("skip", note="JSON nested too deeply to read")
-
-
-class ReadAhead:
-    """Reads the files on a thread of its own, in order, up to :data:`READ_AHEAD` ahead of
-    the writer: parsing holds the GIL while SQLite's inserts (which release it) run, so the
-    two overlap on a second core. Iterate for ``(path, Read)``; an exception the reading
-    raised is raised here, in the writer's thread. :meth:`close` stops the thread."""
-
-    def __init__(self, paths: list[str], redact: Redact) -> None:
-        self._paths = paths
-        self._redact = redact
-        self._queue: queue.Queue[tuple[str, Read | BaseException] | None] = queue.Queue(READ_AHEAD)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="wayline-store-read", daemon=True)
-        self._thread.start()
-
-    def _put(self, item: tuple[str, Read | BaseException] | None) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _run(self) -> None:
-        for path in self._paths:
-            if self._stop.is_set():
-                return
-            try:
-                read: Read | BaseException = read_file(Path(path), self._redact)
-            except BaseException as exc:  # handed to the writer, which raises it
-                read = exc
-            if not self._put((path, read)) or isinstance(read, BaseException):
-                return
-        self._put(None)
-
-    def __iter__(self) -> Iterator[tuple[str, Read]]:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            path, read = item
-            if isinstance(read, BaseException):
-                raise read
-            yield path, read
-
-    def close(self) -> None:
-        """Stop reading (the thread ends after the file it is reading)."""
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-
 def _differs(known: Sequence[Any] | None, st: os.stat_result) -> bool:
     """Whether a file changed since it was indexed (``known`` ends in size, mtime, inode)."""
     if known is None:
@@ -247,6 +142,7 @@ class Indexer:
         self._conn = conn
         self._redact = redact
         self._next_text = 0
+        self._dropped_atif = False
         #: File ids of the last sync's scope; None when the scope is every file indexed.
         self.scope_ids: list[int] | None = None
 
@@ -264,16 +160,32 @@ class Indexer:
         seen = {row[0]: row for row in rows}
         gone = [row[1] for row in rows if row[0] not in disk and scope.holds(row[0])]
         changed = [path for path, st in disk.items() if rebuild or _differs(seen.get(path), st)]
-        # Oldest first: later files get later text rows, which search lists first.
-        changed.sort(key=lambda p: (disk[p].st_mtime_ns, p))
+        # ATIF files first, so the ATOF roots they hold are known to be held (see
+        # _index_root); oldest first: later files get later text rows, which search lists
+        # first.
+        changed.sort(key=lambda p: (p.endswith(".jsonl"), disk[p].st_mtime_ns, p))
+        self._dropped_atif = False
         if gone or changed:
             self._apply(gone, changed, disk, report, rebuild=rebuild)
             rows = self._conn.execute("SELECT path, id FROM files").fetchall()
         report.removed = len(gone)
         in_scope = [row[1] for row in rows if row[0] in disk]
         self.scope_ids = None if len(in_scope) == len(rows) else in_scope
+        self._set_scope()
+        if self._dropped_atif or self.scope_ids is not None:
+            self._uncover()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _set_scope(self) -> None:
+        """The temporary ``scope`` table the questions read: the file ids of the scope."""
+        conn = self._conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS scope(id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.scope")
+        if self.scope_ids is not None:
+            conn.executemany(
+                "INSERT INTO temp.scope(id) VALUES (?)", [(i,) for i in self.scope_ids]
+            )
 
     def _known(self, path: str) -> _Known | None:
         row = self._conn.execute(
@@ -417,9 +329,10 @@ class Indexer:
                 pending[root].append(event)
                 if root in router.ended:
                     router.ended.discard(root)
-                    self._index_root(file_id, root, pending.pop(root), spans.pop(root))
+                    events = pending.pop(root)
+                    self._index_root(file_id, root, events, spans.pop(root), ended=True)
             for root, events in pending.items():
-                self._index_root(file_id, root, events, spans[root])
+                self._index_root(file_id, root, events, spans[root], ended=False)
             conn.execute("DELETE FROM atof_open WHERE file_id=?", (file_id,))
             conn.executemany(
                 "INSERT INTO atof_open(file_id, uuid, root) VALUES (?, ?, ?)",
@@ -435,13 +348,28 @@ class Indexer:
         return unpack(row[0] if row else None)
 
     def _index_root(
-        self, file_id: int, root: str, events: list[dict[str, Any]], spans: array[int]
+        self,
+        file_id: int,
+        root: str,
+        events: list[dict[str, Any]],
+        spans: array[int],
+        *,
+        ended: bool,
     ) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO atof_roots(file_id, root, lines) VALUES (?, ?, ?)",
-            (file_id, root, pack(spans)),
-        )
+        """Index a root's sessions from its events, unless the root has ended and an ATIF
+        file already holds its session: then only where its lines are is kept (the ATIF
+        file's copy is the one shown, and converting the events again would cost as much as
+        reading that file). :meth:`_uncover` converts it if that ATIF copy goes away."""
         self._drop_sessions("file_id=? AND root=?", (file_id, root))
+        held = root_session(events[0]) if ended and events else None
+        if held is not None and not self._held(held):
+            held = None
+        self._conn.execute(
+            "INSERT OR REPLACE INTO atof_roots(file_id, root, lines, covered) VALUES (?, ?, ?, ?)",
+            (file_id, root, pack(spans), held),
+        )
+        if held is not None:
+            return
         for index, converted in enumerate(convert_root(events)):
             document = converted.document
             redact = None if is_wayline_recording(document) else self._redact
@@ -455,6 +383,45 @@ class Indexer:
                 elif reason is not None:
                     record.status = reason
                 self._insert(file_id, root, _position(index, record), record, pref)
+
+    def _held(self, session_id: str) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM sessions WHERE session_id=? AND pref=? LIMIT 1", (session_id, PREF_ATIF)
+        ).fetchone()
+        return row is not None
+
+    def _uncover(self) -> None:
+        """Convert the ATOF roots whose session no ATIF file of the scope holds any more (its
+        file was deleted or rewritten, or the scope leaves it out)."""
+        scoped = self.scope_ids is not None
+        inside = " AND {}.file_id IN (SELECT id FROM temp.scope)"
+        sql = (
+            "SELECT r.file_id, r.root, r.lines, f.path FROM atof_roots r "
+            "JOIN files f ON f.id = r.file_id WHERE r.covered IS NOT NULL"
+            + (inside.format("r") if scoped else "")
+            + " AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = r.covered"
+            f" AND s.pref = {PREF_ATIF}" + (inside.format("s") if scoped else "") + ")"
+        )
+        found = self._conn.execute(sql).fetchall()
+        if not found:
+            return
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._next_text = self._max_text() + 1
+            for file_id, root, blob, path in found:
+                spans = unpack(blob)
+                try:
+                    with open(path, "rb") as handle:
+                        events = [e for e in map(parse_event, read_spans(handle, spans)) if e]
+                except OSError:
+                    continue  # gone meanwhile: the next update drops it
+                self._index_root(file_id, root, events, spans, ended=False)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     # -- rows ----------------------------------------------------------------------------------
 
@@ -515,12 +482,14 @@ class Indexer:
 
     def _drop_sessions(self, where: str, args: tuple[Any, ...]) -> None:
         conn = self._conn
-        rows = conn.execute(f"SELECT id, text_lo, text_hi FROM sessions WHERE {where}", args)
+        rows = conn.execute(f"SELECT id, text_lo, text_hi, pref FROM sessions WHERE {where}", args)
         found = rows.fetchall()
         if not found:
             return
         ids = [(row[0],) for row in found]
         ranges = [(row[1], row[2]) for row in found if row[1] is not None]
+        if any(row[3] == PREF_ATIF for row in found):
+            self._dropped_atif = True  # ATOF roots it held may need converting
         conn.executemany("DELETE FROM step_text WHERE rowid BETWEEN ? AND ?", ranges)
         conn.executemany("DELETE FROM session_models WHERE session=?", ids)
         conn.executemany("DELETE FROM session_tools WHERE session=?", ids)
