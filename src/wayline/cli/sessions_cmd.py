@@ -19,6 +19,8 @@ import click
 
 from wayline.cli.errors import fail, warn
 
+__all__ = ["sessions"]
+
 PATHS_HELP = "[default: the recordings of $WAYLINE_HOME]"
 STATUS_CHOICES = ("completed", "failed", "interrupted", "max_turns", "running")
 GROUP_CHOICES = ("model", "day", "tool", "status")

@@ -31,10 +31,15 @@ __all__ = [
     "STATUSES",
     "SessionRecord",
     "StepText",
+    "arguments_text",
+    "infer_status",
     "is_wayline_recording",
+    "llm_outcome",
     "records_of",
+    "result_outcome",
     "session_key",
     "step_lines",
+    "step_number",
 ]
 
 STATUSES = ("completed", "failed", "interrupted", "max_turns", "running")

@@ -26,11 +26,16 @@ __all__ = [
     "GROUPS",
     "FilterError",
     "SessionFilter",
+    "count_sessions",
+    "iso",
     "list_sessions",
     "parse_time",
+    "percentile",
     "search",
     "session_row",
+    "snippet",
     "stats",
+    "visible",
 ]
 
 GROUPS = ("model", "day", "tool", "status")
