@@ -262,3 +262,11 @@ def test_token_right_after_a_credential_word(text: str, kept: str) -> None:
 def test_words_after_a_credential_word_stay(text: str) -> None:
     """Dates, versions, words and identifiers after a credential word are kept."""
     assert redact_text(text) == text
+
+
+def test_compound_credential_word_alone_names_a_credential() -> None:
+    """``secretkey`` or ``accesstoken`` is a credential name on its own, not only glued on."""
+    value = _hex(32)
+    assert redact_text(f"apimetrics_secretkey={value}") == "apimetrics_secretkey=<redacted>"
+    assert redact_text(f"accesstoken: {value}") == "accesstoken: <redacted>"
+    assert redact_text("pass = 2") == "pass = 2"

@@ -189,9 +189,11 @@ def split_key(key: str) -> tuple[str, ...]:
 def _glued(word: str) -> bool:
     if word in _NOT_GLUED:
         return False
-    return any(word.endswith(s) and len(word) > len(s) for s in _GLUED_SUFFIXES) or any(
-        w in word for w in ("password", "passwd", "passphrase")
-    )
+    # A compound suffix is a credential on its own too ("secretkey", "accesstoken"); a short
+    # one alone is not ("pass" is a step, "pwd" the working directory).
+    return any(
+        word.endswith(s) and (len(word) > len(s) or len(s) >= 8) for s in _GLUED_SUFFIXES
+    ) or any(w in word for w in ("password", "passwd", "passphrase"))
 
 
 def name_is_sensitive(words: tuple[str, ...]) -> bool:
