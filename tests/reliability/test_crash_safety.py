@@ -186,6 +186,24 @@ def _check_store(home: Path, tally: Tally, run: int) -> None:
             tally.bad_store.append(f"run {run}: {sid}: {exc}")
 
 
+def _first_session(atof: Path) -> str | None:
+    """The top-level session a run recorded (--quiet prints only the answer): its first agent
+    scope's session id; None when the run was killed before it wrote one."""
+    try:
+        lines = atof.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a torn tail
+        if event.get("category") == "agent" and event.get("scope_category") == "start":
+            session = (event.get("metadata") or {}).get("session_id")
+            return session if isinstance(session, str) else None
+    return None
+
+
 def _next_run(env: dict[str, str], work: Path, resume: str | None, tally: Tally, run: int) -> None:
     for args in (["-q", "after the crash"], ["-q", "resumed", "--resume", resume or ""]):
         if args[-1] == "":
@@ -199,7 +217,9 @@ def _next_run(env: dict[str, str], work: Path, resume: str | None, tally: Tally,
             timeout=120,
         )
         if proc.returncode != 0 or proc.stdout.strip() != "turn done" or "Traceback" in proc.stderr:
-            tally.bad_next_run.append(f"run {run} {args}: {proc.returncode} {proc.stderr[-400:]}")
+            tally.bad_next_run.append(
+                f"run {run} {args}: {proc.returncode} {proc.stdout[-200:]!r} {proc.stderr[-400:]}"
+            )
 
 
 @pytest.mark.slow
@@ -268,9 +288,7 @@ def test_sigkill_at_random_points(tmp_path: Path, scripted_server: Any) -> None:
             stderr = err_path.read_text()
             if proc.returncode not in (0, -signal.SIGKILL) or "Traceback" in stderr:
                 tally.bad_next_run.append(f"run {run} exited {proc.returncode}: {stderr[-400:]}")
-            session = (
-                stderr.split("session_id: ")[1].split()[0] if "session_id: " in stderr else None
-            )
+            session = _first_session(out / "atof" / f"run-{run:03d}.jsonl")
             _check_atof(out / "atof" / f"run-{run:03d}.jsonl", tally, run)
             _check_store(home, tally, run)
             if run % 10 == 9 or run == runs - 1:
