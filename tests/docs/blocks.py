@@ -61,8 +61,6 @@ SKIP: list[tuple[str, str, str]] = [
     ("docs/hermes.md", "pip install", "installs into Hermes' environment, runs hermes (interop)"),
     ("docs/hermes.md", "export HERMES_NEMO_RELAY", "runs hermes (tests/interop covers it)"),
     ("docs/reliability.md", "make test", "make runs the whole suite, this test included"),
-    ("docs/otel.md", "from wayline.plugins.observability import otel",
-     "a fragment: needs a live delegation (tests/plugins/otel covers child_env)"),
     ("docs/scripted-server.md", "$ wayline serve-model --script script.yaml [--port 0]",
      "a usage synopsis: the brackets mark optional flags"),
     ("docs/scripted-server.md", "from wayline.testing.server import ScriptedServer",
