@@ -90,8 +90,17 @@ def _where(exc: BaseException, plugin_dir: str) -> str | None:
 class PluginManager:
     """Finds, gates and loads plugins; owns the hook bus, middleware chains and tools."""
 
-    def __init__(self, home: Path | None = None, *, config: YamlDoc | None = None) -> None:
+    def __init__(
+        self,
+        home: Path | None = None,
+        *,
+        config: YamlDoc | None = None,
+        record_home: Path | None = None,
+    ) -> None:
         self.home = home or wayline_home()
+        self.record_home = record_home or self.home
+        """The home plugins are handed (``ctx.home``): where their records go. The home's own
+        unless a caller records elsewhere (a replay must not add to the user's records)."""
         self.config_doc = config if config is not None else load_config(self.home)
         self.config: dict[str, Any] = self.config_doc.data or {}
         self.hooks = HookBus()
@@ -201,7 +210,7 @@ class PluginManager:
         where = getattr(plugin_object, "__file__", None) or type(plugin_object).__module__
         manifest = PluginManifest(key=name, name=name, source="python", path=str(where))
         plugin = LoadedPlugin(manifest, enabled=True)
-        ctx = PluginContext(manifest, self.entry_config(name), home=self.home)
+        ctx = PluginContext(manifest, self.entry_config(name), home=self.record_home)
         register(ctx)
         self.apply(ctx, plugin)
         plugin.loaded = True
@@ -249,7 +258,7 @@ class PluginManager:
 
     def _load(self, plugin: LoadedPlugin) -> None:
         manifest = plugin.manifest
-        ctx = PluginContext(manifest, self.entry_config(manifest.key), home=self.home)
+        ctx = PluginContext(manifest, self.entry_config(manifest.key), home=self.record_home)
         try:
             module = self._import(manifest)
             register = getattr(module, "register", None)

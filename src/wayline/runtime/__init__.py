@@ -49,11 +49,16 @@ class Runtime:
 
 
 def build_runtime(
-    home: Path | None = None, *, extra_plugins: tuple[str, ...] = (), **overrides: Any
+    home: Path | None = None,
+    *,
+    extra_plugins: tuple[str, ...] = (),
+    record_home: Path | None = None,
+    **overrides: Any,
 ) -> Runtime:
     """Load config, register built-in tools, load enabled plugins, build settings.
 
     Built-ins register before plugins load so a plugin cannot silently shadow one.
+    ``record_home``: where the plugins write their records (default: ``home``).
     Raises ``ConfigError`` for bad user input.
     """
     from wayline.runtime.delegation import register_delegation_tool
@@ -63,7 +68,7 @@ def build_runtime(
     home = home or wayline_home()
     if home.exists() and not home.is_dir():
         raise ConfigError(home, None, "not a directory (WAYLINE_HOME must name a directory)")
-    manager = PluginManager(home)
+    manager = PluginManager(home, record_home=record_home)
     register_builtin_tools(manager.tools)
     register_delegation_tool(manager.tools)
     settings = load_settings(manager.config_doc, **overrides)

@@ -340,9 +340,13 @@ def _from_config(
     from wayline.runtime.loop import TurnLoop
     from wayline.trajectory.transport import RecordedModel
 
+    # The user's plugins run, but what they record of the replay is not the user's record:
+    # it goes to a home of its own, dropped afterwards (the replay writes its own trajectory).
+    records = tempfile.TemporaryDirectory(prefix="wayline-replay-")
     runtime = build_runtime(
         Path(home) if home is not None else None,
         extra_plugins=plugins,
+        record_home=Path(records.name),
         base_url=REPLAY_BASE_URL,
         model=plan.model,
         api_key=REPLAY_API_KEY,
@@ -378,6 +382,7 @@ def _from_config(
         session = _drive(loop, plan, lambda: loop.finalize("shutdown"))
     finally:
         manager.close_instances()
+        records.cleanup()
     return recorder.read(session), served
 
 
