@@ -268,3 +268,12 @@ def test_compound_credential_word_alone_names_a_credential() -> None:
     assert redact_text(f"apimetrics_secretkey={value}") == "apimetrics_secretkey=<redacted>"
     assert redact_text(f"accesstoken: {value}") == "accesstoken: <redacted>"
     assert redact_text("pass = 2") == "pass = 2"
+
+
+def test_ini_lines_after_a_section_hold_literals() -> None:
+    """After an ini ``[section]`` header, ``password = sunshine`` is a literal, not a variable."""
+    assert redact_text("[db]\npassword = sunshinebright\nhost = x") == (
+        "[db]\npassword = <redacted>\nhost = x"
+    )
+    assert redact_text("[client]\npassword = ${PW}") == "[client]\npassword = ${PW}"
+    assert redact_text("password = sunshinebright") == "password = sunshinebright"  # code

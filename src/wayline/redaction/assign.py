@@ -254,7 +254,8 @@ def apply_assignments(
     out: list[str] = []
     pos = 0
     lines = _Lines(text)
-    judged: dict[tuple[str, str, bool, str], int | None] = {}
+    judged: dict[tuple[str, str, bool, str, bool], int | None] = {}
+    ini_from = _ini_from(text)
     for j in starts:
         if j < pos:
             continue  # inside a value already replaced
@@ -269,6 +270,7 @@ def apply_assignments(
         if opener and not quoted:
             continue  # a call: password=(...) with no string in it
         spans = [(start, end)]
+        ini = j > ini_from and _starts_line(text, j)
         if opener and q2:
             # auth=("admin", "secret"): the strings after the first of the tuple
             close = text.find(")", start, lines.after(start))
@@ -300,13 +302,14 @@ def apply_assignments(
                 value if len(value) <= 256 else f"{value[:256]}\x00{len(value)}",
                 quoted,
                 sep,
+                ini,
             )
             if "(" in value or "[" in value or len(judged) > 4096:
-                secret_len = _judge(name, value, quoted, text, b, judge_sep)
+                secret_len = _judge(name, value, quoted, text, b, judge_sep, ini)
             elif key in judged:
                 secret_len = judged[key]
             else:
-                secret_len = judged[key] = _judge(name, value, quoted, text, b, judge_sep)
+                secret_len = judged[key] = _judge(name, value, quoted, text, b, judge_sep, ini)
             if secret_len is None:
                 continue
             if not is_sensitive(name) and not credential_like(value[:secret_len], name):
@@ -359,6 +362,25 @@ def _dense(text: str, starts: list[int]) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+# An ini section header on a line of its own ("[database]", "[client \"x\"]").
+_SECTION = re.compile(r"""^[ \t]*\[[A-Za-z0-9_.\- :"']{1,64}\][ \t]*\r?$""", re.MULTILINE)
+
+
+def _ini_from(text: str) -> int:
+    """Where the first ini section header ends (past the text's end when there is none)."""
+    found = _SECTION.search(text) if "[" in text else None
+    return found.end() if found is not None else len(text) + 1
+
+
+def _starts_line(text: str, at: int) -> bool:
+    """Whether only blanks precede ``at`` on its line (looked at 200 characters back)."""
+    reach = max(0, at - 200)
+    newline = text.rfind("\n", reach, at)
+    if newline < 0 and reach > 0:
+        return False
+    return not text[newline + 1 : at].strip()
 
 
 def _after_scheme(text: str, start: int, end: int) -> int:
@@ -417,7 +439,9 @@ _CODE_STARTS = frozenset(
 _CONTINUATIONS = frozenset({"or", "and", "if", "else", "is", "in", "not", "instanceof", "as"})
 
 
-def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -> int | None:
+def _judge(
+    name: str, value: str, quoted: bool, text: str, end: int, sep: str, ini: bool = False
+) -> int | None:
     """How much of the value is secret (its length, or the first word's in prose), or None
     when it only refers to a secret (an expression, a placeholder, a sentence)."""
     if quoted:
@@ -438,6 +462,11 @@ def _judge(name: str, value: str, quoted: bool, text: str, end: int, sep: str) -
         if _ENV_NAME.fullmatch(name) is not None and sep in ("=", ":") and glued and not called:
             # An environment variable or YAML key in capitals holds a literal: only a
             # placeholder or a keyword refers to something (SUMO_TOKEN=supRsUZaniwltn).
+            literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS
+            return None if literal else len(value)
+        if ini and sep == "=" and not called:
+            # An ini/properties line after a [section] header holds a literal too:
+            # "password = sunshine" there is no variable (only placeholders stay)
             literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS
             return None if literal else len(value)
         if is_expression(value, name=name, rest=rest, annotation=sep == ":"):
