@@ -15,6 +15,7 @@ from wayline.contract.hooks import HOOK_SPECS
 from wayline.host.config import YamlDoc, load_config
 from wayline.host.manager import PluginManager
 from wayline.plugins.observability.otel.settings import OtelSettings
+from wayline.runtime.known_values import agent_known_values
 from wayline.runtime.settings import load_settings
 
 from . import gen_docs
@@ -97,6 +98,8 @@ def _read_keys(data: dict[str, Any], tmp: Path) -> set[tuple[str, ...]]:
     plugin = types.SimpleNamespace(register=lambda ctx: None)
     for key in (data.get("plugins") or {}).get("entries") or {}:
         manager.add_plugin(plugin, key=key)  # apply() reads the entry's allow_tool_override
+    doc = YamlDoc(tmp / "config.yaml", probe)
+    agent_known_values(doc, load_settings(doc), environ={}, cwd=tmp)  # the redaction section
     return seen
 
 
