@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
+from wayline.relay.identify import collector_paused
 
 __all__ = [
     "MARK_REASONS",
@@ -91,7 +92,8 @@ def parse_event(raw: bytes) -> dict[str, Any] | None:
     if not raw.strip():
         return None
     try:
-        value = json.loads(raw)
+        with collector_paused():  # a model call's line holds the conversation: no cycles
+            value = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wayline.relay.identify import InputFileError, identify
+from wayline.relay.identify import InputFileError, collector_paused, identify
 from wayline.store.extract import SessionRecord, is_wayline_recording, records_of
 from wayline.trajectory.load import TrajectoryError, check_structure
 
@@ -39,7 +39,8 @@ def read_document(path: Path) -> Any:
     except OSError as exc:
         raise TrajectoryError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
     try:
-        return json.loads(raw)
+        with collector_paused():  # millions of containers and no cycles: see collector_paused
+            return json.loads(raw)
     except UnicodeDecodeError as exc:
         raise TrajectoryError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
     except json.JSONDecodeError as exc:
