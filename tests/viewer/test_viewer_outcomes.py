@@ -48,13 +48,14 @@ def outcome_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("kind", ["atif", "atof"])
 def test_every_turn_has_its_outcome(outcome_run: dict[str, Path], kind: str) -> None:
-    """Six turns, one of each outcome, from ATIF (read from the steps) and from ATOF (as the
-    run recorded it): the header lists them and each turn's last step carries its own."""
+    """Six turns, one of each outcome, from ATIF (its user steps' ``turn_outcome``) and from
+    ATOF (its run-end marks), both as the run recorded them, not inferred: the header lists
+    them and each turn's last step carries its own."""
     (loaded,) = load_trajectory(outcome_run[kind])
     view = build_view(loaded)
     assert view["h"]["turns"] == OUTCOMES
     ends = [(s["to"], bool(s.get("ti"))) for s in view["steps"] if "to" in s]
-    assert ends == [(o, kind == "atif") for o in OUTCOMES]
+    assert ends == [(o, False) for o in OUTCOMES]
     turns = [(s["n"], s["d"]) for s in view["spans"] if s["k"] == "turn"]
     assert turns == [(f"turn {n}: {o}", 0) for n, o in enumerate(OUTCOMES, start=1)]
 

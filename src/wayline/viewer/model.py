@@ -20,7 +20,13 @@ from typing import Any
 from wayline.relay.atif.payloads import timestamp_ns
 from wayline.viewer.load import APPROVAL_MARKS, Timing, Trajectory
 from wayline.viewer.rewrite import call_rewrite, trace_entries
-from wayline.viewer.turns import SESSION_END, assign_marks, infer_outcome, split_turns
+from wayline.viewer.turns import (
+    SESSION_END,
+    assign_marks,
+    infer_outcome,
+    mark_outcome,
+    split_turns,
+)
 from wayline.viewer.values import (
     content_text,
     header_of,
@@ -164,6 +170,7 @@ class _Builder:
         for number, ((first, last), row, (start, end), known) in enumerate(
             zip(turns, rows, spans, recorded, strict=True), start=1
         ):
+            known = known or _step_outcome(steps_in[first : last + 1])
             outcome = known or infer_outcome(steps_out[first : last + 1])
             outcomes.append(outcome)
             steps_out[last]["to"] = outcome
@@ -514,3 +521,15 @@ def _iso(ns: int) -> str:
     seconds, nanos = divmod(ns, 1_000_000_000)
     stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{stamp}.{nanos // 1000:06d}Z"
+
+
+def _step_outcome(steps: Any) -> str | None:
+    """The outcome the turn's user step records (``extra.turn_outcome``, written by wayline's
+    relay plugin and by ``atif convert`` of its ATOF), or None when it records none."""
+    for step in steps:
+        extra = step.get("extra") if isinstance(step, dict) else None
+        if step.get("source") == "user" and isinstance(extra, dict):
+            outcome = extra.get("turn_outcome")
+            if isinstance(outcome, dict):
+                return mark_outcome({"data": outcome})
+    return None

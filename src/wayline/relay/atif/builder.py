@@ -83,6 +83,10 @@ class _HoldsNode(Protocol):
 _Held = TypeVar("_Held", bound=_HoldsNode)
 
 
+TURN_END_MARK = "hermes.session.end"
+"""The mark the relay plugin emits when a run ends, with its outcome."""
+
+
 class TrajectoryBuilder:
     """Builds ATIF trajectories from ATOF event dicts fed in delivery (file) order.
 
@@ -151,6 +155,8 @@ class TrajectoryBuilder:
             return
         parent = as_str(event.get("parent_uuid"))
         if kind == "mark":
+            if event.get("name") == TURN_END_MARK:
+                self._note_outcome(event, parent)
             self._record_mark(event, parent)
             return
         phase = event.get("scope_category")
@@ -240,6 +246,24 @@ class TrajectoryBuilder:
         events = node.root.events
         if events is not None and event is not None:
             events.append(dict(event))
+
+    def _note_outcome(self, event: Mapping[str, Any], parent: str | None) -> None:
+        """A run's end mark (the relay plugin's ``hermes.session.end``): how the turn ended,
+        kept on the turn's user step as ``extra.turn_outcome`` (``reason``, ``completed``,
+        ``interrupted``), so a reader of the ATIF need not guess it from the steps. A turn
+        that recorded no user step of its own (cancelled before its model call) leaves the
+        previous turn's outcome as it was."""
+        scope = self._scopes.get(parent) if parent is not None else None
+        node = scope.node if scope is not None else None
+        data = as_dict(event.get("data"))
+        if node is None or data is None:
+            return
+        user = next((step for step in reversed(node.steps) if step.source == "user"), None)
+        if user is None or "turn_outcome" in user.extra:
+            return
+        outcome = {k: data[k] for k in ("reason", "completed", "interrupted") if k in data}
+        if outcome:
+            user.extra["turn_outcome"] = outcome
 
     def _record_mark(self, event: Mapping[str, Any], parent: str | None) -> None:
         if not self._include_events or parent is None:

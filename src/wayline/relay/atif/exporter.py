@@ -14,7 +14,7 @@ from types import NoneType
 from typing import Any
 
 from wayline.contract.private import PrivatePaths
-from wayline.relay.atif.builder import TrajectoryBuilder
+from wayline.relay.atif.builder import TURN_END_MARK, TrajectoryBuilder
 from wayline.relay.atif.files import DEFAULT_FILENAME_TEMPLATE, SubagentMode, TrajectoryWriter
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.atif.payloads import JsonDict
@@ -128,7 +128,8 @@ class AtifExporter:
 
         A dict is copied and mapped at once (its caller may change it afterwards); an event
         is queued for later mapping: LLM and tool events as their ATOF text, other scopes as
-        the few fields the mapping reads, and marks not at all (they produce no steps).
+        the few fields the mapping reads, and marks not at all (they produce no steps) but a
+        run's end, whose outcome the turn's user step keeps.
         """
         try:
             cls = event.__class__
@@ -139,7 +140,10 @@ class AtifExporter:
                     self.drain()
                 return
             if cls is MarkEvent:
-                return  # the builder keeps no marks (raw events are not included here)
+                # The builder keeps no marks but a run's end, whose outcome it notes.
+                if event.name == TURN_END_MARK:
+                    self._pending.append(event.to_json())
+                return
             # A copy: the trajectory keeps payloads by reference, and the caller's dict may
             # change after this returns; the record must stay what was received.
             record = copy.deepcopy(dict(event)) if isinstance(event, Mapping) else event.to_dict()

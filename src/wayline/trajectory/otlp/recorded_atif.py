@@ -56,6 +56,8 @@ class _Trajectory:
         # How the open turn ended, when its last model call failed: "interrupted" (a
         # cancelled turn) or "api_error"; None while it goes well.
         self.failed: str | None = None
+        # How the turn ended as its user step records it (wayline's relay plugin writes it).
+        self.outcome: dict[str, Any] = {}
 
     def at(self, *candidates: int | None) -> int:
         for ns in candidates:
@@ -96,6 +98,8 @@ class _Trajectory:
     def user(self, step: Mapping[str, Any]) -> Iterator[HookCall]:
         self.turns += 1
         self.attempts = 0
+        told = _dict(_dict(step.get("extra")).get("turn_outcome"))
+        self.outcome = {k: told[k] for k in ("completed", "interrupted", "reason") if k in told}
         later = [s for s in self.doc.get("steps") or () if isinstance(s, Mapping)]
         index = later.index(step) if step in later else 0
         recorded = next(
@@ -110,15 +114,16 @@ class _Trajectory:
             return
         yield "post_llm_call", self.base(assistant_response=self.answer), self.at()
         failed = self.failed
-        end = self.base(
-            completed=failed is None,
-            interrupted=failed == "interrupted",
-            reason=failed or "completed",
-        )
-        yield "on_session_end", end, self.at()
+        outcome = self.outcome or {
+            "completed": failed is None,
+            "interrupted": failed == "interrupted",
+            "reason": failed or "completed",
+        }
+        yield "on_session_end", self.base(**outcome), self.at()
         self.turn = None
         self.answer = None
         self.failed = None
+        self.outcome = {}
 
     def agent(self, step: Mapping[str, Any]) -> Iterator[HookCall]:
         if self.turn is None:  # an agent step before any user step still has a turn
