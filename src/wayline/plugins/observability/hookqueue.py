@@ -35,7 +35,8 @@ the thread (a full disk, say).
 
 Every callback here is an OBSERVER: an ``Exception`` is logged once per (queue, hook,
 exception type) and counted; the thread goes on. A ``BaseException`` propagates and ends the
-thread (Python reports it); the hooks after it are run by a new thread. Callbacks treat their payloads as read-only.
+thread (Python reports it); the hooks after it are run by a new thread. Callbacks treat their
+payloads as read-only.
 """
 
 from __future__ import annotations
