@@ -294,3 +294,33 @@ def test_show_gives_one_line_per_step(recorded: Recorded, tmp_path: Path) -> Non
     assert lines[1]["input_tokens"] == steps[2]["metrics"]["prompt_tokens"]
     assert lines[2]["text"].startswith("3 — 答案是三")
     assert lines[0]["at_ms"] is not None and lines[0]["at_ms"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status"),
+    [
+        (None, "max_turns"),
+        ({"reason": "interrupted", "completed": False, "interrupted": True}, "interrupted"),
+        ({"reason": "api_error", "completed": False, "interrupted": False}, "failed"),
+        ({"completed": True, "interrupted": False}, "completed"),
+    ],
+)
+def test_the_outcome_a_turn_records_decides_its_status(
+    recorded: Recorded, tmp_path: Path, outcome: dict[str, Any] | None, status: str
+) -> None:
+    """The ``extra.turn_outcome`` on the last turn's user step (the run's end mark) is the
+    status; without it the steps tell (tools and no answer after them: ``max_turns``)."""
+    source = recorded.home / "relay" / "atif" / f"wayline-atif-{recorded.ids['max_turns']}.json"
+    document = json.loads(source.read_text(encoding="utf-8"))
+    user = document["steps"][0]
+    assert user["source"] == "user"
+    user.setdefault("extra", {}).pop("turn_outcome", None)
+    if outcome is not None:
+        user["extra"]["turn_outcome"] = outcome
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "session.json").write_text(json.dumps(document), encoding="utf-8")
+    with SessionStore.open([folder], tmp_path) as store:
+        store.update()
+        (row,) = store.sessions()
+    assert row["status"] == status

@@ -25,9 +25,9 @@ from typing import IO, Any
 from wayline.relay.atif.builder import TrajectoryBuilder
 from wayline.relay.atif.model import AgentInfo, TrajectoryNode, render_trajectory
 from wayline.relay.identify import collector_paused
+from wayline.store.extract import reason_status
 
 __all__ = [
-    "MARK_REASONS",
     "Converted",
     "RootRouter",
     "convert_root",
@@ -40,18 +40,6 @@ __all__ = [
 
 TURN_START = "hermes.turn.start"
 TURN_END = "hermes.session.end"
-MARK_REASONS = {
-    "completed": "completed",
-    "max_turns": "max_turns",
-    "max_iterations": "max_turns",
-    "interrupted": "interrupted",
-    "cancelled": "interrupted",
-    "api_error": "failed",
-    "error": "failed",
-    "failed": "failed",
-}
-"""A ``hermes.session.end`` reason → the session status it means."""
-
 _TREE_CATEGORIES = frozenset({"llm", "tool"})
 
 
@@ -193,21 +181,8 @@ def _turn_states(events: list[dict[str, Any]]) -> dict[str, tuple[bool, str | No
         if name == TURN_START:
             states[parent] = (True, None)
         else:
-            states[parent] = (False, _reason(event.get("data")))
+            states[parent] = (False, reason_status(event.get("data")))
     return states
-
-
-def _reason(data: Any) -> str | None:
-    if not isinstance(data, Mapping):
-        return None
-    reason = data.get("reason")
-    if isinstance(reason, str) and reason in MARK_REASONS:
-        return MARK_REASONS[reason]
-    if data.get("interrupted") is True:
-        return "interrupted"
-    if data.get("completed") is True:
-        return "completed"
-    return None  # Hermes' completed=False: a failure or the iteration limit; the steps tell
 
 
 def convert_root(events: list[dict[str, Any]]) -> list[Converted]:

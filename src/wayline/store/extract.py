@@ -5,10 +5,12 @@ Every trajectory of a document is a session of its own: the root and each embedd
 count only its own steps, as its ``final_metrics`` do, so sums over sessions equal sums over
 the files' ``final_metrics``.
 
-How a session ended (``status``) is read from its last turn, as the viewer reads it: a model
-call cancelled (or a tool call cancelled) is ``interrupted``, a model call that failed is
-``failed``, tools that ran with no answer after them is ``max_turns``, an answer is
-``completed``, and a turn with no reply yet is ``running``. The ATOF reader
+How a session ended (``status``) is read from its last turn, as the viewer reads it: the
+outcome its user step records (``extra.turn_outcome``, from the run's end mark) when there is
+one; else from its steps: a model call cancelled (or a tool call cancelled) is
+``interrupted``, a model call that failed is ``failed``, tools that ran with no answer after
+them is ``max_turns``, an answer is ``completed``, and a turn with no reply yet is
+``running``. The ATOF reader
 (:mod:`wayline.store.atof`) overrides this with what the events say when it has them: a turn
 still open, or the reason the runtime recorded when the turn ended.
 """
@@ -27,6 +29,7 @@ from wayline.relay.atif.payloads import timestamp_ns
 from wayline.trajectory.load import arguments_of, is_continuation, result_text, text_of
 
 __all__ = [
+    "MARK_REASONS",
     "MAX_FIELD_CHARS",
     "STATUSES",
     "SessionRecord",
@@ -35,6 +38,7 @@ __all__ = [
     "infer_status",
     "is_wayline_recording",
     "llm_outcome",
+    "reason_status",
     "records_of",
     "result_outcome",
     "session_key",
@@ -44,6 +48,18 @@ __all__ = [
 
 STATUSES = ("completed", "failed", "interrupted", "max_turns", "running")
 """Every status a session may have."""
+
+MARK_REASONS = {
+    "completed": "completed",
+    "max_turns": "max_turns",
+    "max_iterations": "max_turns",
+    "interrupted": "interrupted",
+    "cancelled": "interrupted",
+    "api_error": "failed",
+    "error": "failed",
+    "failed": "failed",
+}
+"""The reason a runtime records when a turn ends → the session status it means."""
 
 MAX_FIELD_CHARS = 100_000
 """Characters of one step field that are searchable; text past them is not indexed (it is
@@ -411,8 +427,26 @@ def _record(
     )
 
 
+def reason_status(data: Any) -> str | None:
+    """The status a turn's recorded end means: its ``reason`` (``completed``, ``max_turns``,
+    ``interrupted``, ``api_error``…), else Hermes' ``interrupted``/``completed`` flags; None
+    when it does not say (Hermes' ``completed: false``: the steps tell)."""
+    if type(data) is not dict:
+        return None
+    reason = data.get("reason")
+    if type(reason) is str and reason in MARK_REASONS:
+        return MARK_REASONS[reason]
+    if data.get("interrupted") is True:
+        return "interrupted"
+    if data.get("completed") is True:
+        return "completed"
+    return None
+
+
 def infer_status(steps: list[dict[str, Any]]) -> str:
-    """How the last turn of ``steps`` ended, from the steps alone (see the module doc)."""
+    """How the last turn of ``steps`` ended: what its user step records
+    (``extra.turn_outcome``, which wayline's exporter and ``atif convert`` write from the run's
+    end mark), else what its steps show (see the module doc)."""
     kept = [s for s in steps if s.get("source") in ("user", "agent")]
     start = 0
     previous: Mapping[str, Any] | None = None
@@ -420,6 +454,10 @@ def infer_status(steps: list[dict[str, Any]]) -> str:
         if step.get("source") == "user" and not is_continuation(previous, step):
             start = index
         previous = step
+    if kept and kept[start].get("source") == "user":
+        told = reason_status(_d(kept[start].get("extra")).get("turn_outcome"))
+        if told is not None:
+            return told
     agents = [s for s in kept[start:] if s.get("source") == "agent"]
     if not agents:
         return "running" if kept else "completed"
