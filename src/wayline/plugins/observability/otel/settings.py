@@ -10,7 +10,6 @@ so a bad setting is reported even when the ``otel`` extra is missing.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping
@@ -20,7 +19,7 @@ from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 from wayline.contract.credentials import shown_url
-from wayline.redaction import REDACTED, redact_text
+from wayline.redaction.scrub import ScrubFilter, scrub
 
 __all__ = [
     "EXPORTERS",
@@ -103,22 +102,6 @@ def _signal_url(endpoint: str | None, signal: str) -> str | None:
     return urlunsplit(parts._replace(path=f"{path}/v1/{signal}"))
 
 
-# In free text (an exception's message, a log line): a URL's userinfo, and a query value.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#]*@")
-_QUERY_VALUE = re.compile(r"(?P<name>[?&][^\s=&#?'\"<>]+=)[^\s&#'\"<>]+")
-
-
-def scrub(text: str, secrets: Mapping[str, str] | None = None) -> str:
-    """``text`` without credentials: every value of ``secrets`` (header values, the
-    endpoint's userinfo and query values), any URL's userinfo and query values, and what
-    the redaction rules find."""
-    for value in sorted((v for v in (secrets or {}).values() if len(v) >= 4), key=len)[::-1]:
-        text = text.replace(value, REDACTED)
-    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    text = _QUERY_VALUE.sub(lambda m: f"{m['name']}{REDACTED}", text)
-    return redact_text(text)
-
-
 def credentials_of(settings: OtelSettings) -> dict[str, str]:
     """What :func:`scrub` must hide for ``settings``: header values, and the endpoint's
     userinfo, password and query values (each keyed by where it came from)."""
@@ -138,28 +121,14 @@ def credentials_of(settings: OtelSettings) -> dict[str, str]:
     return {k: v for k, v in found.items() if v}
 
 
-class CredentialFilter(logging.Filter):
-    """A logging filter that rewrites each record's text with :func:`scrub`, so no header
-    value, URL userinfo or query value of the exporter's settings reaches a log (the OTLP
-    SDK's retry messages quote the request URL). An observer: it never drops a record and
-    never raises; it runs on the logging thread, and does not block."""
+class CredentialFilter(ScrubFilter):
+    """A logging filter that hides the credentials of an exporter's settings (header values,
+    URL userinfo, query values) in every record (the OTLP SDK's retry messages quote the
+    request URL). An observer: it never drops a record and never raises; it runs on the
+    logging thread, and does not block."""
 
     def __init__(self, settings: OtelSettings) -> None:
-        super().__init__()
-        self.secrets = credentials_of(settings)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Replace the record's message (and exception text) by their scrubbed forms."""
-        try:
-            message = record.getMessage()
-            record.msg, record.args = scrub(message, self.secrets), None
-            if record.exc_info and not record.exc_text:
-                record.exc_text = logging.Formatter().formatException(record.exc_info)
-            if record.exc_text:
-                record.exc_text = scrub(record.exc_text, self.secrets)
-        except Exception:  # a record that cannot be formatted stays as it is
-            return True
-        return True
+        super().__init__(credentials_of(settings))
 
 
 _KEYS = frozenset(OtelSettings.__dataclass_fields__)
