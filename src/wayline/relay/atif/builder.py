@@ -250,7 +250,8 @@ class TrajectoryBuilder:
     def _note_outcome(self, event: Mapping[str, Any], parent: str | None) -> None:
         """A run's end mark (the relay plugin's ``hermes.session.end``): how the turn ended,
         kept on the turn's user step as ``extra.turn_outcome`` (``reason``, ``completed``,
-        ``interrupted``), so a reader of the ATIF need not guess it from the steps. A turn
+        ``interrupted``), so a reader of the ATIF need not guess it from the steps, with the
+        turn's id as ``extra.turn_id`` (the record's other exports name the turn by it). A turn
         that recorded no user step of its own (cancelled before its model call) leaves the
         previous turn's outcome as it was."""
         scope = self._scopes.get(parent) if parent is not None else None
@@ -264,6 +265,9 @@ class TrajectoryBuilder:
         outcome = {k: data[k] for k in ("reason", "completed", "interrupted") if k in data}
         if outcome:
             user.extra["turn_outcome"] = outcome
+        turn = as_str((as_dict(event.get("metadata")) or {}).get("turn_id"))
+        if turn is not None:
+            user.extra["turn_id"] = turn
 
     def _record_mark(self, event: Mapping[str, Any], parent: str | None) -> None:
         if not self._include_events or parent is None:

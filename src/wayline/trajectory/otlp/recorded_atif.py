@@ -105,7 +105,8 @@ class _Trajectory:
         recorded = next(
             (t for s in later[index + 1 :] if (t := self.turn_id_in(s)) is not None), None
         )
-        self.turn = recorded or f"{self.sid}:turn:{self.turns}"
+        own = _dict(step.get("extra")).get("turn_id")
+        self.turn = own if isinstance(own, str) else recorded or f"{self.sid}:turn:{self.turns}"
         ns = self.at(_ns_of_text(step.get("timestamp")))
         yield "pre_llm_call", self.base(user_message=step.get("message")), ns
 

@@ -120,7 +120,10 @@ class Turns:
         attrs.update(link_attrs)
         attrs.update(extra)
         key = None
-        if sid:
+        turn = kw.get("turn_id")
+        if sid and isinstance(turn, str) and turn:
+            key = f"{sid}/turn/{turn}"  # unique across processes (a resumed session)
+        elif sid:  # a session's start, before its first turn is known: its n-th root
             n = self.t.roots[sid] = self.t.roots.get(sid, 0) + 1
             key = f"{sid}/{n}"
         span = self.t.start(kind, parent, attrs, links=links, key=key)
