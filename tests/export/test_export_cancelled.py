@@ -18,7 +18,7 @@ from wayline.trajectory.otlp.recorded import atif_hooks, atof_hooks
 SCRIPT = {
     "default": {"content": "ok"},
     "rules": [
-        {"match": {"last_user_contains": "slow"}, "turns": [{"content": "late", "delay": 30}]}
+        {"match": {"last_user_contains": "slow"}, "respond": {"content": "late", "delay": 30}}
     ],
 }
 CONFIG = "plugins:\n  entries:\n    observability/otel:\n      exporter: file\n"
@@ -37,6 +37,8 @@ def _record(home: Path) -> str:
                     await turn
                 except asyncio.CancelledError:
                     pass
+                else:
+                    raise AssertionError("the slow turn ended before it was cancelled")
                 await agent.arun("again")
                 return agent.session_id
 
