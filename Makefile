@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e '.[dev,otel,serve]'
+	$(BIN)/pip install -q -e '.[dev,otel,serve,mcp]'
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
