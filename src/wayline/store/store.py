@@ -151,6 +151,21 @@ class SessionStore:
         """``{"session": row, "steps": [...]}`` for one session, by its id or a prefix only it
         has (the steps, one dict each, are read from its file); None when there is none.
         :class:`StoreError` when the prefix is ambiguous or its file cannot be read now."""
+        found = self.trajectory(session_id)
+        if found is None:
+            return None
+        row, traj, mine = found
+        origin = query.parse_time(row["started_at"]) if row["started_at"] else None
+        steps = step_lines(traj, origin)
+        if not mine:
+            for step in steps:
+                step["text"] = self._redact(step["text"])
+        return {"session": row, "steps": steps}
+
+    def trajectory(self, session_id: str) -> tuple[Row, Mapping[str, Any], bool] | None:
+        """One session's row, its ATIF trajectory as its file holds it (not redacted), and
+        whether wayline wrote that file (already redacted then); by id or a prefix only it
+        has, as :meth:`session`. None when there is none; :class:`StoreError` as there."""
         try:
             row = query.session_row(self._conn, session_id, scoped=self._scoped)
         except query.FilterError as exc:
@@ -162,12 +177,7 @@ class SessionStore:
         traj: Mapping[str, Any] = document
         for index in where:
             traj = traj["subagent_trajectories"][index]
-        origin = query.parse_time(row["started_at"]) if row["started_at"] else None
-        steps = step_lines(traj, origin)
-        if not is_wayline_recording(document):
-            for step in steps:
-                step["text"] = self._redact(step["text"])
-        return {"session": row, "steps": steps}
+        return row, traj, is_wayline_recording(document)
 
     def _document(self, path: Path, root: str, position: str) -> tuple[Any, tuple[int, ...]]:
         number, where = positions(position)
