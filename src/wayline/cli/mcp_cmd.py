@@ -1,0 +1,82 @@
+"""``wayline mcp``: serve the session index to coding agents over the Model Context Protocol.
+
+stdio by default (the client starts the command and speaks on its stdin and stdout, so
+nothing else is ever printed on stdout), or streamable HTTP on 127.0.0.1 with ``--http PORT``.
+Exit codes: 0 when the client closes the connection (or SIGINT/SIGTERM under ``--http``);
+2 for bad input (a path that does not exist, an index that cannot be created, a port in use)
+or the ``mcp`` extra missing, one ``error:`` line each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from wayline.cli.errors import fail, warn
+
+__all__ = ["mcp"]
+
+MISSING_SDK = "wayline mcp needs the MCP SDK: pip install 'wayline[mcp]'"
+
+
+@click.command(name="mcp")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--http",
+    "port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    metavar="PORT",
+    help="Serve streamable HTTP on 127.0.0.1:PORT (0: a free port; the URL is printed) "
+    "instead of stdio.",
+)
+@click.option(
+    "--index",
+    "index",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The index file [default: $WAYLINE_HOME/index.sqlite, or index.sqlite in the folder "
+    "holding the PATHs].",
+)
+def mcp(paths: tuple[Path, ...], port: int | None, index: Path | None) -> None:
+    """Serve recorded sessions to coding agents (MCP): list, search, summarize, diff, stats.
+
+    PATHs are folders (searched recursively for .json and .jsonl files) or files; without
+    them, the recordings of $WAYLINE_HOME. Read-only: the index (a cache over the files) is
+    brought up to date on each tool call. docs/mcp.md shows the configuration for Claude
+    Code, Codex and Cursor.
+    """
+    try:
+        from wayline.mcp.server import build_server, run_http, run_stdio
+    except ImportError:
+        fail(MISSING_SDK)
+    from wayline.host.config import wayline_home
+    from wayline.mcp import SessionTools
+    from wayline.store import IndexUnavailable, SessionStore
+
+    for path in paths:
+        if not path.exists():
+            fail(f"{path}: no such file or directory")
+    home = wayline_home()
+    try:  # the index made (or brought up to date) before the first call, its problems told now
+        with SessionStore.open(list(paths), home, index=index) as store:
+            for line in store.update().warnings:
+                warn(line)
+    except IndexUnavailable as exc:
+        fail(str(exc))
+    server = build_server(SessionTools(paths, home, index=index))
+    if port is None:
+        run_stdio(server)
+        return
+
+    def ready(url: str) -> None:
+        click.echo(f"wayline mcp: streamable HTTP on {url}")
+        import sys
+
+        sys.stdout.flush()
+
+    try:
+        run_http(server, port, ready)
+    except OSError as exc:
+        fail(f"--http {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}")
