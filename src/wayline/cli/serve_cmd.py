@@ -1,0 +1,92 @@
+"""``wayline serve [PATH…]``: the local web app over every recorded session.
+
+Exit codes: 0 stopped (Ctrl-C), 2 bad input (a path that does not exist, a non-loopback host
+without ``--allow-remote``, a port that cannot be bound, Starlette or uvicorn missing), one
+``error:`` line each.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from wayline.cli.errors import fail, warn
+
+__all__ = ["serve"]
+
+
+class _WarnLines(logging.Handler):
+    """The server's warnings (files skipped, an update that failed) as ``warning:`` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warn(record.getMessage())
+
+
+@click.command(name="serve")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="The port."
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host that is not a loopback address (anyone who reaches it reads sessions).",
+)
+@click.option(
+    "--index",
+    "index",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The index file [default: as wayline sessions: $WAYLINE_HOME/index.sqlite, or "
+    "index.sqlite in the folder holding the PATHs].",
+)
+def serve(
+    paths: tuple[Path, ...], host: str, port: int, allow_remote: bool, index: Path | None
+) -> None:
+    """Browse, search, chart, diff and tail sessions live in a local web app.
+
+    PATHs are folders or files of recordings, as for wayline sessions; without them, the
+    recordings of $WAYLINE_HOME. Serves 127.0.0.1:8787 by default, only the files under the
+    PATHs, and nothing from the network. Ctrl-C stops it.
+    """
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        fail(f"wayline serve needs {exc.name}: pip install 'wayline[serve]'")
+    from wayline.host.config import wayline_home
+    from wayline.serve import ServeConfig, ServeError, bind, check_host, run
+    from wayline.store import IndexUnavailable
+
+    for path in paths:
+        if not path.exists():
+            fail(f"{path}: no such file or directory")
+    try:
+        check_host(host, allow_remote)
+    except ServeError as exc:
+        fail(str(exc))
+    if allow_remote:
+        warn(f"serving {host}: anyone who can reach this address can read every session")
+    config = ServeConfig(paths=paths, home=wayline_home(), index=index, host=host, port=port)
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"--host {host} --port {port}: cannot listen: {exc.strerror or exc}")
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    logger = logging.getLogger("wayline.serve")
+    logger.addHandler(_WarnLines())
+    logger.propagate = False
+    click.echo(f"indexing {config.index_file} …", err=True)
+    click.echo(f"wayline serve: http://{shown}:{bound[1]}/  (Ctrl-C stops)")
+    sys.stdout.flush()
+    try:
+        run(config, sock)
+    except IndexUnavailable as exc:
+        fail(str(exc))
+    finally:
+        sock.close()

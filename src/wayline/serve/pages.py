@@ -1,0 +1,244 @@
+"""The HTML pages: the session list (filters, search, charts), one session (live), the viewer
+page of a session, and the diff of two.
+
+The list and session pages are drawn by their inline script from the JSON API, with every
+value as text; a Content-Security-Policy admits only that script and stylesheet (by hash) and
+requests to this server. A session's viewer page is ``wayline view``'s own page (its own
+policy, no network at all), and a diff is ``wayline diff --html``'s page (no script).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from wayline.serve.api import FILTERS, BadParam, bad_param, hub_of, list_params, session_detail
+from wayline.serve.assets import CSS, LIST_JS, SESSION_JS
+from wayline.serve.charts import charts_html
+from wayline.serve.files import Roots, diff_document, viewer_trajectories
+from wayline.store import STATUSES, SessionFilter, SessionStore
+
+__all__ = ["diff_page", "list_page", "session_page", "view_page"]
+
+Row = dict[str, Any]
+
+
+def _hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def _policy(script: str) -> str:
+    return (
+        f"default-src 'none'; script-src {_hash(script)}; style-src {_hash(CSS)}; "
+        "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    )
+
+
+_LIST_POLICY = _policy(LIST_JS)
+_SESSION_POLICY = _policy(SESSION_JS)
+# `wayline diff --html`'s page has a stylesheet and no script.
+_DIFF_POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _page(title: str, body: str, script: str, policy: str, status: int = 200) -> HTMLResponse:
+    text = (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="wayline serve">\n'
+        f"<title>{_e(title)} — wayline serve</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        '<header class="top"><h1><a href="/">wayline sessions</a></h1></header>\n'
+        f"{body}\n<script>{script}</script>\n</body>\n</html>\n"
+    )
+    return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": policy})
+
+
+def _error_page(status: int, message: str) -> HTMLResponse:
+    body = f'<main><p class="note err" id="note">error: {_e(message)}</p></main>'
+    return _page("error", body, "", _policy(""), status)
+
+
+def _field(name: str, label: str, value: str, kind: str = "text", hint: str = "") -> str:
+    return (
+        f'<label>{_e(label)}<input name="{name}" type="{kind}" value="{_e(value)}" '
+        f'placeholder="{_e(hint)}"></label>'
+    )
+
+
+def _filters_form(params: Mapping[str, str]) -> str:
+    options = ['<option value="">any</option>'] + [
+        f'<option value="{s}"{" selected" if params.get("status") == s else ""}>{s}</option>'
+        for s in STATUSES
+    ]
+    errors = " checked" if params.get("errors", "") not in ("", "0", "false", "no") else ""
+    return (
+        '<form class="filters" method="get" action="/">'
+        + _field("q", "text in a step", params.get("q", ""), "search", "any script, any case")
+        + f'<label>status<select name="status">{"".join(options)}</select></label>'
+        + _field("model", "model", params.get("model", ""), hint="gpt-4o*")
+        + _field("tool", "tool", params.get("tool", ""), hint="terminal")
+        + _field("since", "since", params.get("since", ""), hint="7d, 2026-11-28")
+        + _field("until", "until", params.get("until", ""), hint="2026-11-29T09:30")
+        + _field("min_cost", "min cost (USD)", params.get("min_cost", ""), hint="0.01")
+        + f'<label class="check"><input name="errors" type="checkbox" value="1"{errors}>'
+        "with errors</label>"
+        + _field("limit", "rows", params.get("limit", ""), "number", "50 (0: all)")
+        + '<button type="submit">Apply</button><a class="button plain" href="/">Clear</a></form>'
+    )
+
+
+_LIST_HEAD = (
+    "<tr><th></th><th>session</th><th>agent</th><th>model</th><th>started (UTC)</th><th>took</th>"
+    "<th>status</th><th>steps</th><th>tools</th><th>in</th><th>out</th><th>cost</th>"
+    "<th>errors</th><th></th></tr>"
+)
+
+
+def _charts(store: SessionStore, where: SessionFilter) -> str:
+    return charts_html(
+        store.stats("day", where), store.stats("model", where), store.stats("tool", where)
+    )
+
+
+async def list_page(request: Request) -> Response:
+    """``GET /``: the list with its filters and search, and the charts (drawn here, as SVG)."""
+    params = {k: v for k, v in request.query_params.items() if k in (*FILTERS, "limit", "q")}
+    problem = ""
+    charts = ""
+    try:
+        where, _text, _limit = list_params(params)
+    except BadParam as exc:
+        problem = f'<p class="note err">error: {_e(exc)}</p>'
+    else:
+        charts = await hub_of(request).ask(lambda store: _charts(store, where))
+    body = (
+        '<main id="list">'
+        + _filters_form(params)
+        + problem
+        + '<div class="toolbar"><button id="diff" type="button" disabled>Diff</button>'
+        '<span id="note" class="note">loading…</span></div>'
+        f'<table class="rows" id="sessions"><thead>{_LIST_HEAD}</thead><tbody id="rows"></tbody>'
+        '</table><section id="hits" hidden><h2>Steps holding the text</h2>'
+        '<table class="rows"><thead><tr><th>session</th><th>step</th><th>field</th>'
+        '<th>snippet</th></tr></thead><tbody id="hit-rows"></tbody></table></section>'
+        + charts
+        + "</main>"
+    )
+    return _page("sessions", body, LIST_JS, _LIST_POLICY)
+
+
+async def _lookup(request: Request, session_id: str) -> Row | None:
+    """The session's ``{"session", "steps"}`` or None; :class:`BadParam` (field ``id``) for an
+    ambiguous prefix or a file that cannot be read now."""
+    return await hub_of(request).ask(lambda store: session_detail(store, session_id))
+
+
+async def _found(request: Request, session_id: str) -> Row | Response:
+    """The session's ``{"session", "steps"}``, or the response that says why not."""
+    try:
+        found = await _lookup(request, session_id)
+    except BadParam as exc:
+        return bad_param(exc)
+    if found is None:
+        return _error_page(404, f"{session_id}: no such session in scope")
+    return found
+
+
+def _readable(request: Request, row: Row) -> Path | Response:
+    roots: Roots = request.app.state.roots
+    path = Path(row["path"])
+    if not roots.holds(path):
+        return _error_page(403, f"{row['session_id']}: its file is outside the served paths")
+    return path
+
+
+async def session_page(request: Request) -> Response:
+    """``GET /sessions/{id}``: the session's summary and steps, live while it runs."""
+    found = await _found(request, request.path_params["session_id"])
+    if isinstance(found, Response):
+        return found
+    session_id = found["session"]["session_id"]
+    body = (
+        f'<main id="session" data-session="{_e(session_id)}">'
+        f'<h2>Session <code>{_e(session_id)}</code> <span id="status"></span></h2>'
+        f'<div class="toolbar"><a class="button" id="open-view" '
+        f'href="/sessions/{_e(session_id)}/view">Open in the viewer</a>'
+        '<a class="button plain" href="/">All sessions</a></div>'
+        '<dl id="cards" class="cards"></dl><h2 id="count">0 steps</h2>'
+        '<table class="rows"><thead><tr><th>#</th><th>source</th><th>at</th><th>model</th>'
+        "<th>in</th><th>out</th><th>tools</th><th>text</th></tr></thead>"
+        '<tbody id="steps"></tbody></table></main>'
+    )
+    return _page(session_id, body, SESSION_JS, _SESSION_POLICY)
+
+
+async def view_page(request: Request) -> Response:
+    """``GET /sessions/{id}/view``: ``wayline view``'s page of the session's file (deep links:
+    ``#step-N``, ``#step-1-N`` in a sub-agent, as the viewer has them)."""
+    from wayline.viewer import ViewerInputError, render_page
+
+    found = await _found(request, request.path_params["session_id"])
+    if isinstance(found, Response):
+        return found
+    row = found["session"]
+    path = _readable(request, row)
+    if isinstance(path, Response):
+        return path
+    session_id = row["session_id"]
+
+    def render() -> str:
+        return render_page(viewer_trajectories(path, session_id))
+
+    try:
+        page = await run_in_threadpool(render)
+    except (ViewerInputError, OSError, ValueError) as exc:
+        return _error_page(409, f"{path}: cannot draw now: {exc}")
+    return HTMLResponse(page)
+
+
+async def diff_page(request: Request) -> Response:
+    """``GET /diff?a=ID&b=ID``: ``wayline diff --html`` of two sessions' trajectories."""
+    from wayline.cli.replay_cmd import _redacted
+    from wayline.trajectory.compare import CompareOptions, compare
+    from wayline.trajectory.html import render_diff_html
+
+    picked: dict[str, tuple[str, Path]] = {}
+    for key in ("a", "b"):
+        asked = request.query_params.get(key, "").strip()
+        if not asked:
+            return bad_param(BadParam(key, "empty; give a session id"))
+        try:
+            found = await _lookup(request, asked)
+        except BadParam as exc:
+            return bad_param(BadParam(key, str(exc).partition(": ")[2]))
+        if found is None:
+            return bad_param(BadParam(key, f"{asked!r} is no session in scope"))
+        path = _readable(request, found["session"])
+        if isinstance(path, Response):
+            return path
+        picked[key] = (found["session"]["session_id"], path)
+
+    def render() -> str:
+        (a_id, a_path), (b_id, b_path) = picked["a"], picked["b"]
+        old, new = diff_document(a_path, a_id), diff_document(b_path, b_id)
+        differences = _redacted(compare(old, new, CompareOptions()))
+        return render_diff_html(f"session {a_id}", f"session {b_id}", differences, False)
+
+    try:
+        page = await run_in_threadpool(render)
+    except (LookupError, OSError, ValueError, RecursionError, TypeError) as exc:
+        return _error_page(409, f"cannot compare now: {exc}")
+    return HTMLResponse(page, headers={"Content-Security-Policy": _DIFF_POLICY})
