@@ -29,6 +29,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("wayline.cli.replay_cmd", "diff"),
     "export": ("wayline.cli.replay_cmd", "export"),
     "sessions": ("wayline.cli.sessions_cmd", "sessions"),
+    "import": ("wayline.cli.import_cmd", "import_"),
     "serve": ("wayline.cli.serve_cmd", "serve"),
     "mcp": ("wayline.cli.mcp_cmd", "mcp"),
 }
