@@ -40,9 +40,10 @@ class StoreError(ValueError):
 
 
 def home_scope(home: Path) -> Scope:
-    """The recordings of a wayline home: its ``relay/atof`` and ``relay/atif`` folders."""
+    """The recordings of a wayline home: its ``relay/atof`` and ``relay/atif`` folders, and
+    the sessions ``wayline import`` wrote (``imported``)."""
     relay = home / "relay"
-    return Scope(folders=(relay / "atof", relay / "atif"))
+    return Scope(folders=(relay / "atof", relay / "atif", home / "imported"))
 
 
 def scope_of(paths: Sequence[Path], home: Path) -> Scope:
