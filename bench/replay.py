@@ -216,9 +216,10 @@ def load_calls(
 
 def _invoker(callback: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     """How wayline's hook bus calls ``callback``: a queued observer gets the payload dict
-    itself (``enqueue``), still unsanitized; any other callback gets keyword arguments,
+    itself, still unsanitized, through ``enqueue_owned`` (a wayline host with no middleware
+    never changes a payload after its hook); any other callback gets keyword arguments,
     sanitized first on the calling thread (``HookBus._returns``)."""
-    enqueue = getattr(callback, "enqueue", None)
+    enqueue = getattr(callback, "enqueue_owned", None)
     if callable(enqueue):
         return enqueue  # type: ignore[no-any-return]
     from wayline.redaction.unsanitized import has_unsanitized, resolve_payload

@@ -14,10 +14,13 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wayline.contract.hooks import TELEMETRY_SCHEMA_VERSION, VALID_HOOKS
 from wayline.redaction.unsanitized import has_unsanitized, resolve_payload
+
+if TYPE_CHECKING:
+    from wayline.host.middleware import MiddlewareChains
 
 log = logging.getLogger("wayline.hooks")
 
@@ -40,8 +43,15 @@ class QueuedObserver:
     """
 
     def enqueue(self, payload: dict[str, Any]) -> None:
-        """Queue ``payload`` for the observer's thread; never raises into the caller."""
+        """Queue ``payload`` for the observer's thread; never raises into the caller. The host
+        may change the payload or what it refers to afterwards: keep a copy of what is read
+        later."""
         raise NotImplementedError
+
+    def enqueue_owned(self, payload: dict[str, Any]) -> None:
+        """Queue ``payload``, which the host never changes afterwards, nor anything in it (a
+        wayline host with no middleware): the observer's thread may read it as it is."""
+        self.enqueue(payload)
 
     def __call__(self, **payload: Any) -> None:
         """The plain hook-callback form: enqueue the keyword arguments."""
@@ -125,15 +135,20 @@ class HookBus:
     least one callback are keys, which keeps that test exact.
     """
 
-    __slots__ = ("_hooks", "_queued_only", "failures")
+    __slots__ = ("_hooks", "_middleware", "_queued_only", "failures")
 
-    def __init__(self) -> None:
+    def __init__(self, middleware: MiddlewareChains | None = None) -> None:
         # Tuples, replaced on registration: dispatch iterates without a lock while
         # another thread may register (copy-on-write).
         self._hooks: dict[str, tuple[Registration, ...]] = {}
         # Hooks whose every callback is a QueuedObserver (they sanitize on their own thread).
         self._queued_only: set[str] = set()
         self.failures = FailureLog(log, "Hook")
+        # The host's middleware. Its runtime builds every payload anew and never changes one
+        # after a hook has seen it, but middleware may rewrite in place what a payload refers
+        # to (a request's messages, a tool's arguments): only a host without any hands its
+        # queued observers payloads they need not copy.
+        self._middleware = middleware
 
     def register(self, name: str, callback: HookCallback, plugin: str = "<direct>") -> None:
         """Append ``callback`` to hook ``name``; unknown names warn but are stored."""
@@ -208,11 +223,18 @@ class HookBus:
         payload.setdefault("telemetry_schema_version", TELEMETRY_SCHEMA_VERSION)
         if name not in self._queued_only and has_unsanitized(payload):
             resolve_payload(payload)
+        chains = self._middleware
+        owned = chains is not None and chains.empty()
         out: list[tuple[str, Any]] = []
         for reg in regs:
             try:
                 callback: Any = reg.callback
-                ret = callback.enqueue(payload) if reg.queued else callback(**payload)
+                if not reg.queued:
+                    ret = callback(**payload)
+                elif owned:
+                    ret = callback.enqueue_owned(payload)
+                else:
+                    ret = callback.enqueue(payload)
             except Exception as exc:
                 self.failures.record(reg.plugin, name, exc)
                 continue

@@ -131,3 +131,8 @@ class _ArmingQueued(QueuedObserver):
         """Re-arm, then queue ``payload`` with the wrapped observer."""
         self.exit_hook.arm()
         self.inner.enqueue(payload)
+
+    def enqueue_owned(self, payload: dict[str, Any]) -> None:
+        """Re-arm, then queue ``payload`` (its host never changes it) with the wrapped observer."""
+        self.exit_hook.arm()
+        self.inner.enqueue_owned(payload)

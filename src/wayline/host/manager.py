@@ -103,8 +103,8 @@ class PluginManager:
         unless a caller records elsewhere (a replay must not add to the user's records)."""
         self.config_doc = config if config is not None else load_config(self.home)
         self.config: dict[str, Any] = self.config_doc.data or {}
-        self.hooks = HookBus()
         self.middleware = MiddlewareChains()
+        self.hooks = HookBus(self.middleware)
         self.tools = ToolRegistry()
         self.plugins: dict[str, LoadedPlugin] = {}
         self.missing: list[str] = []

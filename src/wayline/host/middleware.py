@@ -101,6 +101,10 @@ class MiddlewareChains:
         """True when ``kind`` has at least one callback."""
         return kind in self._chains
 
+    def empty(self) -> bool:
+        """True when no middleware of any kind is registered."""
+        return not self._chains
+
     def callbacks(self, kind: str) -> tuple[Registration, ...]:
         """Registrations of ``kind`` in order."""
         return self._chains.get(kind, ())

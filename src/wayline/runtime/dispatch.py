@@ -86,6 +86,15 @@ def _too_deep(value: Any) -> bool:
     return True
 
 
+def _fresh(value: Any) -> Any:
+    """A copy of parsed JSON's dicts and lists (its other values cannot change)."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    return value
+
+
 def _status_of(result: str) -> tuple[str, str | None, str | None]:
     if not result.startswith("{"):
         return "ok", None, None
@@ -323,7 +332,9 @@ class ToolDispatcher:
             if self.manager.hooks.has_hook("transform_terminal_output")
             else None,
         )
-        return call.entry.handler(args, ctx=tool_ctx)
+        # The handler gets its own copy: the hooks' payloads hold ``args``, and a handler
+        # that changed them in place would change what the record says was called.
+        return call.entry.handler(_fresh(args), ctx=tool_ctx)
 
     def _terminal_transform(self, ctx: RunContext) -> Callable[[str, str, int], str | None]:
         hooks = self.manager.hooks

@@ -282,12 +282,8 @@ class TurnLoop:
     def _run_tools(
         self, dispatcher: ToolDispatcher, response: NormalizedResponse, ctx: RunContext
     ) -> None:
-        # Give ids to calls the server sent without one, so hooks and transcript agree.
-        from wayline.contract.ids import new_tool_call_id
-
-        for tc in response.tool_calls:
-            tc.id = tc.id or new_tool_call_id()
-        self.messages[-1] = _assistant_message(response)
+        # Every call has its id already (``normalize`` gives one to a call sent without), and
+        # nothing here changes the response: the hooks that saw it keep reading it.
         try:
             calls = dispatcher.run(response.tool_calls, ctx)
         except BaseException:

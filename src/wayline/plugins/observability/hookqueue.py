@@ -9,11 +9,13 @@ order, mostly while the agent waits for its model or a tool. This is the design 
 OpenTelemetry SDK's batch processor and of NeMo Relay's own dispatcher: one background
 thread, no second process.
 
-What is queued is a snapshot (:mod:`~wayline.plugins.observability.snapshot`): a copy of
-every dict and list of the payload, equal to it when the hook fired, sharing only values that
-cannot change. The thread reads the payload later, and by then the host may have appended to
-the conversation it passed, or rewritten a message in place (Hermes does when it compresses
-context); the record must show what the hook reported, not what the host holds later.
+A wayline host without middleware hands over payloads it never changes afterwards, and those
+are queued as they are. Otherwise what is queued is a snapshot
+(:mod:`~wayline.plugins.observability.snapshot`): a copy of every dict and list of the
+payload, equal to it when the hook fired, sharing only values that cannot change. The thread
+reads the payload later, and by then the host may have appended to the conversation it
+passed, or rewritten a message in place (Hermes does when it compresses context); the record
+must show what the hook reported, not what the host holds later.
 
 The thread runs the first hook after a pause at once (a session's first hook builds the
 plugins while the agent waits for its first model reply). While hooks keep coming it works
@@ -309,11 +311,16 @@ class QueuedHook(QueuedObserver):
         self.__name__ = getattr(callback, "__name__", hook)
         self.__qualname__ = getattr(callback, "__qualname__", hook)
 
-    def enqueue(self, payload: dict[str, Any]) -> None:
-        """Queue ``callback(**payload)``; then wait if this hook waits for the thread."""
-        self.queue.put(self.hook, self.callback, payload)
+    def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
+        """Queue ``callback(**payload)`` (a snapshot of it unless ``owned``: its host never
+        changes it); then wait if this hook waits for the thread."""
+        self.queue.put(self.hook, self.callback, payload, owned)
         if self.wait_s is not None and (self.wait_if is None or self.wait_if(payload)):
             self.queue.drain(self.wait_s)
+
+    def enqueue_owned(self, payload: dict[str, Any]) -> None:
+        """Queue ``payload`` as it is: its host never changes it (see :meth:`enqueue`)."""
+        self.enqueue(payload, True)
 
 
 class HookQueue:
@@ -342,9 +349,16 @@ class HookQueue:
         """
         return QueuedHook(self, hook, callback, wait_s, wait_if)
 
-    def put(self, hook: str, callback: Callable[..., Any], payload: dict[str, Any]) -> None:
-        """Queue one callback; after :meth:`close` it runs on the calling thread instead."""
-        snapshot, ns = self._thread.snapshots.take_stamped(payload)
+    def put(
+        self, hook: str, callback: Callable[..., Any], payload: dict[str, Any], owned: bool = False
+    ) -> None:
+        """Queue one callback (with a snapshot of ``payload`` unless ``owned``: its host never
+        changes it); after :meth:`close` it runs on the calling thread instead."""
+        snapshots = self._thread.snapshots
+        if owned:
+            snapshot, ns = payload, snapshots.stamp(payload)
+        else:
+            snapshot, ns = snapshots.take_stamped(payload)
         item: Item = (self, callback, snapshot, ns, hook)
         if self.closed or not self._thread.put(item):
             self.run(item, Memos())

@@ -17,6 +17,11 @@ that grew (the conversation) keeps its copied prefix when that prefix still equa
 one. A change anywhere — a rewritten message, an edited argument — fails the comparison and
 is copied anew, so the snapshot is always equal to the payload at the time of the hook.
 
+A wayline host with no middleware hands over payloads it never changes afterwards (its
+runtime builds new lists and dicts for every hook), so its queued observers take the payload
+as it is (:meth:`Snapshots.stamp`); the copies are for hosts that make no such promise
+(Hermes) and for hosts whose middleware may rewrite what a payload refers to.
+
 Copies are never changed after they are made (observers treat payloads as read-only), which
 is what lets the hook thread's memos key on their identity.
 """
@@ -44,6 +49,8 @@ class _Memo(threading.local):
         # observers (the bus hands each the same dict, one after the other) share it, and
         # the hook's time with it, so every export stamps one hook with one time.
         self.last: tuple[dict[str, Any], list[tuple[str, Any]], dict[str, Any], int] | None = None
+        # The last payload stamped without a copy (its host never changes it) and its time.
+        self.owned: tuple[dict[str, Any], int] | None = None
         self.take = 0  # which take this is: what was checked in this take is not checked again
         # id(live dict) -> (the live dict, its copy, the take that last found them equal)
         self.copies: dict[int, tuple[Any, Any, int]] = {}
@@ -62,6 +69,17 @@ class Snapshots:
     def take(self, payload: dict[str, Any]) -> dict[str, Any]:
         """A copy of ``payload`` equal to it now, sharing only what cannot change."""
         return self.take_stamped(payload)[0]
+
+    def stamp(self, payload: dict[str, Any]) -> int:
+        """The wall-clock time (ns) of the hook that carries ``payload``, a payload its host
+        never changes (nothing is copied): the hook's other queued observers get the same."""
+        memo = self._memo
+        owned = memo.owned
+        if owned is not None and owned[0] is payload:
+            return owned[1]
+        ns = time.time_ns()
+        memo.owned = (payload, ns)
+        return ns
 
     def take_stamped(self, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """A copy of ``payload`` equal to it now, and the wall-clock time (ns) of the hook.

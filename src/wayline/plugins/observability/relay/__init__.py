@@ -98,7 +98,7 @@ class _SubagentStart(QueuedHook):
         super().__init__(queue, "subagent_start", callback, None, None)
         self.children = children
 
-    def enqueue(self, payload: dict[str, Any]) -> None:
+    def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
         """Remember the child (bounded), then queue the payload."""
         child = payload.get("child_session_id")
         if child:
@@ -107,7 +107,7 @@ class _SubagentStart(QueuedHook):
             if len(children) > _CHILDREN_KEPT:
                 with contextlib.suppress(StopIteration, KeyError, RuntimeError):
                     del children[next(iter(children))]
-        super().enqueue(payload)
+        super().enqueue(payload, owned)
 
 
 def _host_agent(ctx: Any) -> tuple[str, str | None]:
