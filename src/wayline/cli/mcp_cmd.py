@@ -9,7 +9,10 @@ or the ``mcp`` extra missing, one ``error:`` line each.
 
 from __future__ import annotations
 
+import signal
+import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -72,11 +75,18 @@ def mcp(paths: tuple[Path, ...], port: int | None, index: Path | None) -> None:
 
     def ready(url: str) -> None:
         click.echo(f"wayline mcp: streamable HTTP on {url}")
-        import sys
-
         sys.stdout.flush()
 
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # uvicorn stops on the signal, then raises it again with the handler it found: this
+        # one, so SIGINT and SIGTERM end the command with status 0, as serve-model does.
+        raise SystemExit(0)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         run_http(server, port, ready)
     except OSError as exc:
         fail(f"--http {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -52,6 +52,16 @@ def _value(value: Any, limit: int) -> str:
     return clip(text, limit)
 
 
+def _what(d: Difference) -> str:
+    """What differs: ``text at message``, or ``a step only the old session has``."""
+    if d.kind == "step" and not d.path:
+        if is_absent(d.new):
+            return "a step only the old session has"
+        if is_absent(d.old):
+            return "a step only the new session has"
+    return f"{d.kind} at {d.path or '(the step)'}"
+
+
 def _count(traj: Mapping[str, Any]) -> int:
     steps = traj.get("steps")
     return len(steps) if isinstance(steps, list) else 0
@@ -89,15 +99,15 @@ def diff_text(
         return out.text()
     first = found[0]
     out.add(
-        f"first divergence: {first.location()}: {first.kind} at {first.path or '(the step)'}\n"
+        f"first divergence: {first.location()}: {_what(first)}\n"
         f"  old: {_value(first.old, FIRST_CHARS)}\n  new: {_value(first.new, FIRST_CHARS)}"
     )
-    out.add("differences, in run order (where | kind | path | old → new):")
+    out.add("differences, in run order (where | what | old → new):")
     page = found[offset : offset + limit]
     shown = 0
     for d in page:
         line = (
-            f"{d.location()} | {d.kind} | {d.path or '(the step)'} | "
+            f"{d.location()} | {_what(d)} | "
             f"{_value(d.old, LINE_CHARS)} → {_value(d.new, LINE_CHARS)}"
         )
         if not out.add(line):
