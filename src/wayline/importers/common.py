@@ -225,8 +225,8 @@ class Trajectory:
         """A result whose call the source does not hold: kept on a system step, its id in
         ``extra`` (ATIF lets a result name only a call of its own step)."""
         note = {"source_call_id": call_id, **extra} if call_id else dict(extra)
-        step = self.step("system", content or "", None, {"orphan_tool_result": note})
-        step.results.clear()
+        ids = {"uuid": extra["uuid"]} if "uuid" in extra else {}
+        self.step("system", content or "", None, {**ids, "orphan_tool_result": note})
 
     def link(self, call_id: str, child: Trajectory) -> None:
         """Reference ``child`` from the result of ``call_id`` (a result without content when
