@@ -65,6 +65,8 @@ SKIP: list[tuple[str, str, str]] = [
      "a usage synopsis: the brackets mark optional flags"),
     ("docs/scripted-server.md", "from wayline.testing.server import ScriptedServer",
      "a sketch: `...` stands for the code under test, script.yaml for the reader's script"),
+    ("docs/mcp.md", "wayline mcp --http 8765", "serves until stopped (tests/mcp covers --http)"),
+    ("docs/mcp.md", "claude mcp add", "runs Claude Code, which the test environment lacks"),
 ]  # fmt: skip
 
 
