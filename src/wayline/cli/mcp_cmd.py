@@ -43,7 +43,7 @@ MISSING_SDK = "wayline mcp needs the MCP SDK: pip install 'wayline[mcp]'"
     "holding the PATHs].",
 )
 def mcp(paths: tuple[Path, ...], port: int | None, index: Path | None) -> None:
-    """Serve recorded sessions to coding agents (MCP): list, search, summarize, diff, stats.
+    """Serve recorded sessions to coding agents over MCP (stdio, or HTTP on 127.0.0.1).
 
     PATHs are folders (searched recursively for .json and .jsonl files) or files; without
     them, the recordings of $WAYLINE_HOME. Read-only: the index (a cache over the files) is
