@@ -1,15 +1,17 @@
 """``wayline serve [PATH…]``: the local web app over every recorded session.
 
-Exit codes: 0 stopped (Ctrl-C), 2 bad input (a path that does not exist, a non-loopback host
-without ``--allow-remote``, a port that cannot be bound, Starlette or uvicorn missing), one
-``error:`` line each.
+Exit codes: 0 stopped (Ctrl-C or SIGTERM, whenever it comes), 2 bad input (a path that does
+not exist, a non-loopback host without ``--allow-remote``, a port that cannot be bound,
+Starlette or uvicorn missing), one ``error:`` line each.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -23,6 +25,11 @@ class _WarnLines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         warn(record.getMessage())
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM before (or after) uvicorn's own handlers: stop as Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 @click.command(name="serve")
@@ -81,11 +88,16 @@ def serve(
     logger = logging.getLogger("wayline.serve")
     logger.addHandler(_WarnLines())
     logger.propagate = False
+    # uvicorn handles SIGINT and SIGTERM while it serves, then raises them again: either one,
+    # at any moment, ends the command as a stop (exit 0), not as an interruption.
+    signal.signal(signal.SIGTERM, _stop)
     click.echo(f"indexing {config.index_file} …", err=True)
     click.echo(f"wayline serve: http://{shown}:{bound[1]}/  (Ctrl-C stops)")
     sys.stdout.flush()
     try:
         run(config, sock)
+    except KeyboardInterrupt:
+        pass
     except IndexUnavailable as exc:
         fail(str(exc))
     finally:
