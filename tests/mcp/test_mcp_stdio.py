@@ -241,3 +241,45 @@ def test_another_producers_secret_is_redacted(recorded: Recorded, tmp_path: Path
     assert all(not a.error for a in answers), answers
     assert all(sample.needle not in a.text for a in answers)
     assert "token=" in answers[2].text and "use " in answers[1].text
+
+
+def test_a_step_with_many_calls_is_cut_and_pages_by_item(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """A step of 120 tool calls: its line counts them, get_step cuts the list where it says
+    the path and offset to read on, and reading from that offset gives the later calls."""
+    document = json.loads(
+        (recorded.folder / f"wayline-atif-{recorded.template}.json").read_text(encoding="utf-8")
+    )
+    document["session_id"] = document["trajectory_id"] = "many-calls"
+    step = document["steps"][1]
+    (call,) = step["tool_calls"]
+    (result,) = step["observation"]["results"]
+    step["tool_calls"] = [
+        dict(call, tool_call_id=f"c{n}", arguments={"query": f"topic {n}"}) for n in range(120)
+    ]
+    step["observation"]["results"] = [dict(result, source_call_id=f"c{n}") for n in range(120)]
+    (tmp_path / "many.json").write_text(json.dumps(document), encoding="utf-8")
+    _, (page, whole) = over_stdio(
+        tmp_path,
+        recorded.home,
+        [
+            ("get_session", {"session_id": "many-calls", "limit": 3}),
+            ("get_step", {"session_id": "many-calls", "step": 2}),
+        ],
+    )
+    assert "| lookup,lookup,lookup,lookup,lookup,+115 |" in _steps(page.text)[1]
+    assert len(whole.text) <= 48_000
+    cut = re.search(r"…\[(\d+) more items: path='tool_calls' offset=(\d+)\]", whole.text)
+    assert cut is not None, whole.text[-500:]
+    shown = int(cut.group(2))
+    assert int(cut.group(1)) + shown == 120
+    assert f'"topic {shown - 1}"' in whole.text and f'"topic {shown}"' not in whole.text
+    _, (later,) = over_stdio(
+        tmp_path,
+        recorded.home,
+        [("get_step", {"session_id": "many-calls", "step": 2, "path": "tool_calls",
+                       "offset": shown})],
+    )  # fmt: skip
+    assert f"items from {shown} of 120" in later.text.splitlines()[0]
+    assert f'"tool_calls[{shown}]"' in later.text and f'"topic {shown}"' in later.text
