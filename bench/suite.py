@@ -351,6 +351,12 @@ def sessions_index(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.sessions")
 
 
+def import_line(ref: Reference, quick: bool) -> list[Row]:
+    """``wayline import`` of 1,000 Claude Code sessions made from the public samples
+    (bench/import_sessions.py)."""
+    return _module_rows("bench.import_sessions", "--sessions", "200" if quick else "1000")
+
+
 LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
@@ -364,6 +370,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "D": diff_line,
     "J": junk,
     "I": sessions_index,
+    "IM": import_line,
 }
 
 
