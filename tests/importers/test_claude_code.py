@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import DATA, calls, check_valid, results, run_import, steps, trajectories, written
 
 CLAUDE = DATA / "claude-code"
@@ -73,7 +74,9 @@ def test_every_message_call_result_and_usage_is_imported(sample: Path, home: Pat
     by_id = {s["extra"].get("message_id"): s for s in all_steps if s["source"] == "agent"}
     for message_id, usage in source["usage"].items():
         metrics = by_id[message_id]["metrics"]
-        cached = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+        cached = usage.get("cache_read_input_tokens", 0) + usage.get(
+            "cache_creation_input_tokens", 0
+        )
         assert metrics["prompt_tokens"] == usage["input_tokens"] + cached
         assert metrics["completion_tokens"] == usage["output_tokens"]
         assert metrics.get("cached_tokens", 0) == cached
@@ -86,10 +89,14 @@ def test_every_message_call_result_and_usage_is_imported(sample: Path, home: Pat
 def test_task_subagents_and_sidechains_are_embedded_and_referenced(home: Path) -> None:
     """Subagent files and inline sidechains become embedded trajectories, each referenced from
     the result of the Agent/Task call that started it."""
-    for sample, expected in ((SHOWCASE, {"agent-showcol1", "agent-showcol2"}),
-                             (CLAUDE / "daaain-sidechain_integrated.jsonl", {"agent-e1c84ba5"})):
+    for sample, expected in (
+        (SHOWCASE, {"agent-showcol1", "agent-showcol2"}),
+        (CLAUDE / "daaain-sidechain_integrated.jsonl", {"agent-e1c84ba5"}),
+    ):
         (document,) = written(run_import(sample, home=home))
-        children = {t["trajectory_id"] for t in trajectories(document)} - {document["trajectory_id"]}
+        children = {t["trajectory_id"] for t in trajectories(document)} - {
+            document["trajectory_id"]
+        }
         assert children == expected
         refs = {
             (r["source_call_id"], ref["trajectory_id"])
@@ -142,10 +149,18 @@ def test_reimport_replaces_the_session(tmp_path: Path, home: Path) -> None:
     shutil.copy(CLAUDE / "simonw-sample_session.jsonl", sample)
     first = run_import(sample, home=home)
     with sample.open("a") as handle:
-        handle.write(json.dumps({
-            "type": "user", "timestamp": "2025-12-24T10:02:00.000Z", "uuid": "msg-008",
-            "sessionId": "test-session-id", "message": {"role": "user", "content": "Thanks"},
-        }) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "timestamp": "2025-12-24T10:02:00.000Z",
+                    "uuid": "msg-008",
+                    "sessionId": "test-session-id",
+                    "message": {"role": "user", "content": "Thanks"},
+                }
+            )
+            + "\n"
+        )
     second = run_import(sample, home=home)
     assert first.stdout == second.stdout
     files = list((home / "imported").iterdir())

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import DATA, calls, check_valid, results, run_import, steps, written
 
 CODEX = DATA / "codex"
@@ -41,8 +42,12 @@ def _source(path: Path) -> dict[str, Any]:
             out = p["output"]
             text = out if isinstance(out, str) else "\n".join(c["text"] for c in out)
             outputs.append((p["call_id"], text))
-    return {"users": sorted(set(users)), "agents": sorted(set(agents)), "calls": tool_calls,
-            "outputs": outputs}
+    return {
+        "users": sorted(set(users)),
+        "agents": sorted(set(agents)),
+        "calls": tool_calls,
+        "outputs": outputs,
+    }
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem[-12:])
@@ -69,10 +74,23 @@ def test_token_counts_become_step_metrics_once(tmp_path: Path, home: Path) -> No
     """token_count events (added to the public sample in Codex's shape, one repeated) give the
     step of their response its usage; a repeated count is not counted twice."""
     lines = SAMPLES[0].read_text().splitlines()
-    usage = {"input_tokens": 1200, "cached_input_tokens": 800, "output_tokens": 40,
-             "reasoning_output_tokens": 8, "total_tokens": 1240}
-    count = json.dumps({"timestamp": "2026-01-02T03:04:09.500Z", "type": "event_msg", "payload": {
-        "type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}})
+    usage = {
+        "input_tokens": 1200,
+        "cached_input_tokens": 800,
+        "output_tokens": 40,
+        "reasoning_output_tokens": 8,
+        "total_tokens": 1240,
+    }
+    count = json.dumps(
+        {
+            "timestamp": "2026-01-02T03:04:09.500Z",
+            "type": "event_msg",
+            "payload": {
+                "type": "token_count",
+                "info": {"total_token_usage": usage, "last_token_usage": usage},
+            },
+        }
+    )
     at = next(i for i, line in enumerate(lines) if '"function_call"' in line) + 1
     lines[at:at] = [count, count]
     sample = tmp_path / "rollout-tokens.jsonl"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import calls, check_valid, results, run_import, steps, written
 from side_venv import make_venv, pip_install
 
@@ -102,8 +103,12 @@ def _python() -> Path:
 
 def _run(python: Path, code: str, *args: str, cwd: Path) -> str:
     proc = subprocess.run(
-        [str(python), "-c", code, *args], capture_output=True, text=True, timeout=300,
-        cwd=cwd, check=False,
+        [str(python), "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout.strip().splitlines()[-1]

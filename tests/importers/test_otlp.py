@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import calls, check_valid, results, run_import, steps, trajectories, written
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
-from export_support import OtlpSink, record  # noqa: E402
+from export_support import OtlpSink, record
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +35,22 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "WAYLINE_"))}
         env["WAYLINE_HOME"] = str(files["home"])
         proc = subprocess.run(
-            [sys.executable, "-m", "wayline", "export", "otlp", str(files["atif"]),
-             "--endpoint", sink.url, "--no-metrics"],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
+            [
+                sys.executable,
+                "-m",
+                "wayline",
+                "export",
+                "otlp",
+                str(files["atif"]),
+                "--endpoint",
+                sink.url,
+                "--no-metrics",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         assert proc.returncode == 0, proc.stderr
         lines = [
@@ -79,8 +93,9 @@ def test_round_trip_keeps_steps_calls_results_and_subagents(
     assert ref == ("call_delegate", 1)
 
 
-def test_one_otlp_http_body_is_read_too(exported: tuple[dict[str, Any], Path], home: Path,
-                                        tmp_path: Path) -> None:
+def test_one_otlp_http_body_is_read_too(
+    exported: tuple[dict[str, Any], Path], home: Path, tmp_path: Path
+) -> None:
     """The same spans as one OTLP/HTTP JSON body (all requests merged) import alike."""
     original, spans = exported
     merged: dict[str, Any] = {"resourceSpans": []}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from wayline.importers.common import (
     FORMATS,
-    ImportFailure,
     Imported,
+    ImportFailure,
     output_name,
     render_document,
     write_imported,

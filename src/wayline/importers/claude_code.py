@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from wayline.importers.common import (
-    ImportFailure,
     Imported,
+    ImportFailure,
     Trajectory,
     metrics_of,
     read_jsonl,
@@ -68,7 +68,9 @@ class _Builder:
             for key in ("subtype", "level"):
                 if isinstance(line.get(key), str):
                     extra[key] = line[key]
-            self.t.step("system", text if isinstance(text, str) else "", when(line.get("timestamp")), extra)
+            self.t.step(
+                "system", text if isinstance(text, str) else "", when(line.get("timestamp")), extra
+            )
         elif kind == "summary":
             if isinstance(line.get("summary"), str):
                 self.summaries.append(line["summary"])

@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from wayline.importers.common import (
-    ImportFailure,
     Imported,
+    ImportFailure,
     Trajectory,
     arguments_of,
     metrics_of,
@@ -198,9 +198,9 @@ def read_codex(path: Path) -> list[Imported]:
         kind = line.get("type")
         stamp = when(line.get("timestamp"))
         payload = line.get("payload")
-        if kind in ("response_item", "event_msg", "turn_context", "session_meta", "compacted"):
-            if not isinstance(payload, dict):
-                raise ImportFailure(path, number, "payload", "missing or not an object")
+        wrapped = ("response_item", "event_msg", "turn_context", "session_meta", "compacted")
+        if kind in wrapped and not isinstance(payload, dict):
+            raise ImportFailure(path, number, "payload", "missing or not an object")
         if kind == "response_item":
             assert isinstance(payload, dict)
             builder.item(number, payload, stamp)
@@ -225,7 +225,11 @@ def read_codex(path: Path) -> list[Imported]:
             source[key] = meta[key]
     spawn = meta.get("source")
     if isinstance(spawn, dict):
-        thread = (spawn.get("subagent") or {}).get("thread_spawn") if isinstance(spawn.get("subagent"), dict) else None
+        thread = (
+            (spawn.get("subagent") or {}).get("thread_spawn")
+            if isinstance(spawn.get("subagent"), dict)
+            else None
+        )
         if isinstance(thread, dict):
             source["parent_session_id"] = thread.get("parent_thread_id")
             source["spawn_call_id"] = thread.get("spawn_call_id")

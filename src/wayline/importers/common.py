@@ -145,15 +145,18 @@ class Trajectory:
         cls, session_id: str, agent: str, version: str | None, model: str | None
     ) -> Trajectory:
         """A top-level trajectory named by the source's session id."""
-        state = AgentState(AgentInfo(name=agent, version=version, model_name=model), agent, infer=True)
+        state = AgentState(
+            AgentInfo(name=agent, version=version, model_name=model), agent, infer=True
+        )
         return cls(TrajectoryNode(session_id, session_id, agent=state, declared_session=True))
 
     def child(self, trajectory_id: str, name: str, model: str | None = None) -> Trajectory:
         """An embedded subagent of this trajectory (referenced by whichever result names it)."""
         parent = self.node
         state = AgentState(
-            AgentInfo(name=f"{parent.agent.name}/{name}", version=parent.agent.version,
-                      model_name=model),
+            AgentInfo(
+                name=f"{parent.agent.name}/{name}", version=parent.agent.version, model_name=model
+            ),
             name,
             infer=True,
         )

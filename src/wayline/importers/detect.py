@@ -7,7 +7,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from wayline.importers.common import FORMATS, ImportFailure, Imported
+from wayline.importers.common import FORMATS, Imported, ImportFailure
 
 __all__ = ["detect_format", "files_in", "reader_for"]
 
@@ -48,7 +48,7 @@ def detect_format(path: Path) -> str:
             head = handle.read(1 << 16)
     except OSError as exc:
         raise ImportFailure(path, None, "file", f"cannot read: {exc.strerror or exc}") from None
-    if path.suffix == ".json" or head.lstrip()[:1] == b"{" and b"\n{" not in head:
+    if path.suffix == ".json" or (head.lstrip()[:1] == b"{" and b"\n{" not in head):
         try:
             document = json.loads(path.read_bytes())
         except (ValueError, UnicodeDecodeError):

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from wayline.importers.common import (
-    ImportFailure,
     Imported,
+    ImportFailure,
     Trajectory,
     arguments_of,
     metrics_of,
@@ -45,6 +45,13 @@ ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
 _LOCAL_SIGNATURE = 0x04034B50
 _ATTACHMENT = "attachment://"
+_USAGE_KEYS = {
+    "input_tokens": "prompt_tokens",
+    "output_tokens": "completion_tokens",
+    "input_tokens_cache_read": "cache_read_tokens",
+    "input_tokens_cache_write": "cache_write_tokens",
+    "total_cost": "cost_usd",
+}
 
 
 def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> bytes:
@@ -70,9 +77,7 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> byte
     handle.seek(fields[9] + fields[10], 1)  # the name and the extra field
     data = handle.read(info.compress_size)
     try:
-        return bytes(
-            zstandard.ZstdDecompressor().decompress(data, max_output_size=info.file_size)
-        )
+        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=info.file_size))
     except zstandard.ZstdError as exc:
         raise ImportFailure(path, None, info.filename, f"not Zstandard data ({exc})") from None
 
@@ -114,10 +119,10 @@ def read_log_parts(path: Path) -> tuple[JsonDict, Iterator[JsonDict]]:
         raise ImportFailure(path, None, "file", f"not JSON ({exc})") from None
     if not isinstance(document, dict) or not isinstance(document.get("eval"), dict):
         raise ImportFailure(path, None, "eval", "missing: not an Inspect log")
-    samples = document.get("samples") or []
-    if not isinstance(samples, list):
+    listed = document.get("samples") or []
+    if not isinstance(listed, list):
         raise ImportFailure(path, None, "samples", "not a list")
-    return document, iter(s for s in samples if isinstance(s, dict))
+    return document, iter(s for s in listed if isinstance(s, dict))
 
 
 def _restore(value: Any, attachments: JsonDict) -> Any:
@@ -139,13 +144,7 @@ def _usage(usage: Any) -> JsonDict | None:
         return None
     mapped: JsonDict = {}
     for key, value in usage.items():
-        renamed = {
-            "input_tokens": "prompt_tokens",
-            "output_tokens": "completion_tokens",
-            "input_tokens_cache_read": "cache_read_tokens",
-            "input_tokens_cache_write": "cache_write_tokens",
-            "total_cost": "cost_usd",
-        }.get(key, key)
+        renamed = _USAGE_KEYS.get(str(key), str(key))
         if value is not None:
             mapped[renamed] = value
     return metrics_of(mapped)
@@ -190,7 +189,9 @@ def _sample(path: Path, header: JsonDict, sample: JsonDict, index: int) -> Impor
     for event in sample.get("events") or []:
         if not isinstance(event, dict) or event.get("event") != "model":
             continue
-        output = event.get("output") if isinstance(event.get("output"), dict) else {}
+        output = event.get("output")
+        if not isinstance(output, dict):
+            continue
         choices = output.get("choices") or []
         message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
         if isinstance(message, dict) and isinstance(message.get("id"), str):
@@ -221,7 +222,9 @@ def _sample(path: Path, header: JsonDict, sample: JsonDict, index: int) -> Impor
                     raise ImportFailure(path, None, f"{at}.tool_calls[{number}].id", "missing")
                 name = call.get("function")
                 if not isinstance(name, str):
-                    raise ImportFailure(path, None, f"{at}.tool_calls[{number}].function", "missing")
+                    raise ImportFailure(
+                        path, None, f"{at}.tool_calls[{number}].function", "missing"
+                    )
                 root.call(step, call["id"], name, arguments_of(call.get("arguments")))
         elif role == "tool":
             call_id = message.get("tool_call_id")
@@ -230,7 +233,9 @@ def _sample(path: Path, header: JsonDict, sample: JsonDict, index: int) -> Impor
                 result_extra["error"] = message["error"]
             text = _visible(content)
             if not root.result(call_id if isinstance(call_id, str) else None, text, result_extra):
-                root.orphan_result(call_id if isinstance(call_id, str) else None, text, result_extra)
+                root.orphan_result(
+                    call_id if isinstance(call_id, str) else None, text, result_extra
+                )
         else:
             raise ImportFailure(path, None, f"{at}.role", f"unknown role {role!r}")
     if not root.node.steps:

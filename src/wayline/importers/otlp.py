@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from wayline.importers.common import (
-    ImportFailure,
     Imported,
+    ImportFailure,
     Trajectory,
     arguments_of,
     metrics_of,
@@ -133,8 +133,8 @@ def spans_of(request: Any, path: Path, line: int | None) -> list[Span]:
                 trace_id = _id(raw.get("traceId"))
                 if trace_id is None:
                     raise ImportFailure(path, line, f"{at}.traceId", "missing")
-                attributes = {
-                    kv.get("key"): _value(kv.get("value"))
+                attributes: JsonDict = {
+                    str(kv.get("key")): _value(kv.get("value"))
                     for kv in raw.get("attributes") or []
                     if isinstance(kv, dict)
                 }
@@ -224,7 +224,7 @@ def _output(span: Span) -> str:
             try:
                 messages = json.loads(messages)
             except ValueError:
-                return messages
+                return str(messages)
         if isinstance(messages, list) and messages and isinstance(messages[0], dict):
             return text_of(messages[0].get("parts") or messages[0].get("content"))
     if isinstance(value, str) and value.startswith("{"):
@@ -346,10 +346,11 @@ class _Group:
             step.metrics = _usage(span)
             self.step_of[span.span_id] = step
         elif kind == "tool":
-            step = self._step_above(span)
-            if step is None or step not in t.node.steps:
+            above = self._step_above(span)
+            if above is None or above not in t.node.steps:
                 agents = t.agent_steps()
-                step = agents[-1] if agents else t.step("agent", "", _stamp(span.start_ns), ids)
+                above = agents[-1] if agents else t.step("agent", "", _stamp(span.start_ns), ids)
+            step = above
             raw_id = span.attr("gen_ai.tool.call.id", "tool_call.id", "tool.id")
             name = span.attr("gen_ai.tool.name", "tool.name") or span.name
             arguments = span.attr("gen_ai.tool.call.arguments", "input.value", "tool.parameters")
