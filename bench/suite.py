@@ -357,6 +357,14 @@ def import_line(ref: Reference, quick: bool) -> list[Row]:
     return _module_rows("bench.import_sessions", "--sessions", "200" if quick else "1000")
 
 
+def serve_line(ref: Reference, quick: bool) -> list[Row]:
+    """``wayline serve``'s first screen over 10,000 sessions and its peak RSS
+    (bench/serve.py)."""
+    if quick:
+        return _module_rows("bench.serve", "--sessions", "500", "--rounds", "5")
+    return _module_rows("bench.serve")
+
+
 LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "P1": p1,
     "P2": p2,
@@ -370,6 +378,7 @@ LINES: dict[str, Callable[[Reference, bool], list[Row]]] = {
     "D": diff_line,
     "J": junk,
     "I": sessions_index,
+    "W": serve_line,
     "IM": import_line,
 }
 
