@@ -340,3 +340,32 @@ def test_missing_starlette_says_how_to_install(tmp_path: Path) -> None:
     assert proc.stderr.strip() == (
         "error: wayline serve needs starlette: pip install 'wayline[serve]'"
     )
+
+
+def test_diff_page_shows_values_redacted(tmp_path: Path) -> None:
+    """The diff of two foreign sessions whose tool results hold different secrets shows the
+    difference with neither secret."""
+    from store_support import harbor_trajectory
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    secrets = (
+        "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "sk-" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0",
+    )
+    for number, secret in enumerate(secrets):
+        document = harbor_trajectory(secret)
+        document["session_id"] = f"harbor-run-{number}"
+        (folder / f"run-{number}.json").write_text(json.dumps(document))
+    server = Served(folder, home=tmp_path / "home", cwd=tmp_path)
+    try:
+        page = server.get("/diff?a=harbor-run-0&b=harbor-run-1")
+        view = server.get("/sessions/harbor-run-0/view")
+    finally:
+        server.stop()
+    assert page.status == 200 and "1 difference" in page.text
+    assert "step 3 of main, tool call c1 (bash)" in page.text
+    assert page.text.count("API_TOKEN=&lt;redacted&gt;") == 2
+    for secret in secrets:
+        assert secret not in page.text and secret not in view.text
+    assert server.proc.returncode == 0  # SIGINT stops it cleanly

@@ -23,12 +23,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from wayline.serve.files import Roots
 from wayline.serve.hub import Hub
 from wayline.store import GROUPS, FilterError, SessionFilter, SessionStore, StoreError
 
 __all__ = [
     "FILTERS",
     "BadParam",
+    "Outside",
     "api_live",
     "api_search",
     "api_session",
@@ -38,6 +40,8 @@ __all__ = [
     "bad_param",
     "hub_of",
     "list_params",
+    "outside",
+    "roots_of",
     "session_detail",
 ]
 
@@ -115,14 +119,23 @@ def list_params(params: Mapping[str, str]) -> tuple[SessionFilter, str, int | No
     return _filter(params), params.get("q", "").strip(), _limit(params, 50)
 
 
+def roots_of(request: Request) -> Roots:
+    """The files the app may read."""
+    roots: Roots = request.app.state.roots
+    return roots
+
+
 def sessions_matching(
-    store: SessionStore, where: SessionFilter, text: str, limit: int | None
+    store: SessionStore, where: SessionFilter, text: str, limit: int | None, roots: Roots
 ) -> list[Row]:
-    """The list's rows: sessions matching ``where`` and, with ``text``, holding it in a step."""
+    """The list's rows: sessions matching ``where`` and, with ``text``, holding it in a step;
+    a file outside the served paths (reached through a link) is left out."""
     if not text:
-        return store.sessions(where, limit=limit)
-    held = {hit["session_id"] for hit in store.search(text, limit=SEARCH_CAP)}
-    rows = [row for row in store.sessions(where, limit=None) if row["session_id"] in held]
+        rows = store.sessions(where, limit=limit)
+    else:
+        held = {hit["session_id"] for hit in store.search(text, limit=SEARCH_CAP)}
+        rows = [row for row in store.sessions(where, limit=None) if row["session_id"] in held]
+    rows = [row for row in rows if roots.holds(row["path"])]
     return rows[:limit] if limit else rows
 
 
@@ -132,7 +145,10 @@ async def api_sessions(request: Request) -> Response:
         where, text, limit = list_params(_params(request, (*FILTERS, "limit", "q")))
     except BadParam as exc:
         return bad_param(exc)
-    rows = await hub_of(request).ask(lambda store: sessions_matching(store, where, text, limit))
+    roots = roots_of(request)
+    rows = await hub_of(request).ask(
+        lambda store: sessions_matching(store, where, text, limit, roots)
+    )
     return JSONResponse(rows)
 
 
@@ -147,7 +163,8 @@ async def api_search(request: Request) -> Response:
     except BadParam as exc:
         return bad_param(exc)
     rows = await hub_of(request).ask(lambda store: store.search(text, limit=limit))
-    return JSONResponse(rows)
+    roots = roots_of(request)
+    return JSONResponse([row for row in rows if roots.holds(row["path"])])
 
 
 async def api_stats(request: Request) -> Response:
@@ -164,13 +181,26 @@ async def api_stats(request: Request) -> Response:
     return JSONResponse(rows)
 
 
-def session_detail(store: SessionStore, session_id: str) -> Row | None:
+class Outside(LookupError):
+    """A session whose file lies outside the served paths (reached through a link)."""
+
+
+def session_detail(store: SessionStore, session_id: str, roots: Roots) -> Row | None:
     """``{"session": row, "steps": [...]}``, or None; :class:`BadParam` for an ambiguous
-    prefix or a file that cannot be read now."""
+    prefix or a file that cannot be read now, :class:`Outside` for a file not served."""
     try:
-        return store.session(session_id)
+        found = store.session(session_id)
     except StoreError as exc:
         raise BadParam("id", str(exc)) from None
+    if found is not None and not roots.holds(found["session"]["path"]):
+        found_id = found["session"]["session_id"]
+        raise Outside(f"id: {found_id}: its file is outside the served paths")
+    return found
+
+
+def outside(exc: Outside) -> JSONResponse:
+    """HTTP 403 naming the session."""
+    return JSONResponse({"error": str(exc), "field": "id"}, status_code=403)
 
 
 def _not_found(session_id: str) -> JSONResponse:
@@ -182,11 +212,14 @@ def _not_found(session_id: str) -> JSONResponse:
 async def api_session(request: Request) -> Response:
     """``GET /api/sessions/{id}``: one session's row and steps (an id or a unique prefix)."""
     session_id = request.path_params["session_id"]
+    roots = roots_of(request)
     try:
         _params(request, ())
-        found = await hub_of(request).ask(lambda store: session_detail(store, session_id))
+        found = await hub_of(request).ask(lambda store: session_detail(store, session_id, roots))
     except BadParam as exc:
         return bad_param(exc)
+    except Outside as exc:
+        return outside(exc)
     if found is None:
         return _not_found(session_id)
     return JSONResponse(found)
@@ -222,20 +255,23 @@ async def api_session_events(request: Request) -> Response:
     after the session ends (a session may start another turn) until the client goes."""
     hub = hub_of(request)
     asked = request.path_params["session_id"]
+    roots = roots_of(request)
     try:
         _params(request, ())
-        first = await hub.ask(lambda store: session_detail(store, asked))
+        first = await hub.ask(lambda store: session_detail(store, asked, roots))
     except BadParam as exc:
         return bad_param(exc)
+    except Outside as exc:
+        return outside(exc)
     if first is None:
         return _not_found(asked)
     session_id = first["session"]["session_id"]
 
     def detail(store: SessionStore) -> tuple[list[tuple[Any, ...]], Row | None]:
         try:
-            return _fingerprint(store, session_id), store.session(session_id)
-        except StoreError:
-            return [], None  # its file is being rewritten: the next change tells
+            return _fingerprint(store, session_id), session_detail(store, session_id, roots)
+        except (BadParam, Outside):
+            return [], None  # its file is being rewritten (or moved): the next change tells
 
     async def stream() -> AsyncIterator[str]:
         async with hub.listening():

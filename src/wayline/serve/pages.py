@@ -20,10 +20,19 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from wayline.serve.api import FILTERS, BadParam, bad_param, hub_of, list_params, session_detail
+from wayline.serve.api import (
+    FILTERS,
+    BadParam,
+    Outside,
+    bad_param,
+    hub_of,
+    list_params,
+    roots_of,
+    session_detail,
+)
 from wayline.serve.assets import CSS, LIST_JS, SESSION_JS
 from wayline.serve.charts import charts_html
-from wayline.serve.files import Roots, diff_document, viewer_trajectories
+from wayline.serve.files import Roots, diff_document, redacted, viewer_trajectories
 from wayline.store import STATUSES, SessionFilter, SessionStore
 
 __all__ = ["diff_page", "list_page", "session_page", "view_page"]
@@ -143,7 +152,8 @@ async def list_page(request: Request) -> Response:
 async def _lookup(request: Request, session_id: str) -> Row | None:
     """The session's ``{"session", "steps"}`` or None; :class:`BadParam` (field ``id``) for an
     ambiguous prefix or a file that cannot be read now."""
-    return await hub_of(request).ask(lambda store: session_detail(store, session_id))
+    roots = roots_of(request)
+    return await hub_of(request).ask(lambda store: session_detail(store, session_id, roots))
 
 
 async def _found(request: Request, session_id: str) -> Row | Response:
@@ -152,6 +162,8 @@ async def _found(request: Request, session_id: str) -> Row | Response:
         found = await _lookup(request, session_id)
     except BadParam as exc:
         return bad_param(exc)
+    except Outside as exc:
+        return _error_page(403, str(exc).partition(": ")[2])
     if found is None:
         return _error_page(404, f"{session_id}: no such session in scope")
     return found
@@ -211,7 +223,6 @@ async def view_page(request: Request) -> Response:
 
 async def diff_page(request: Request) -> Response:
     """``GET /diff?a=ID&b=ID``: ``wayline diff --html`` of two sessions' trajectories."""
-    from wayline.cli.replay_cmd import _redacted
     from wayline.trajectory.compare import CompareOptions, compare
     from wayline.trajectory.html import render_diff_html
 
@@ -222,7 +233,7 @@ async def diff_page(request: Request) -> Response:
             return bad_param(BadParam(key, "empty; give a session id"))
         try:
             found = await _lookup(request, asked)
-        except BadParam as exc:
+        except (BadParam, Outside) as exc:
             return bad_param(BadParam(key, str(exc).partition(": ")[2]))
         if found is None:
             return bad_param(BadParam(key, f"{asked!r} is no session in scope"))
@@ -234,7 +245,7 @@ async def diff_page(request: Request) -> Response:
     def render() -> str:
         (a_id, a_path), (b_id, b_path) = picked["a"], picked["b"]
         old, new = diff_document(a_path, a_id), diff_document(b_path, b_id)
-        differences = _redacted(compare(old, new, CompareOptions()))
+        differences = redacted(compare(old, new, CompareOptions()))
         return render_diff_html(f"session {a_id}", f"session {b_id}", differences, False)
 
     try:
