@@ -256,9 +256,19 @@ async def api_session_events(request: Request) -> Response:
     hub = hub_of(request)
     asked = request.path_params["session_id"]
     roots = roots_of(request)
+
+    def opening(store: SessionStore) -> tuple[list[tuple[Any, ...]], Row | None]:
+        found = session_detail(store, asked, roots)
+        if found is None:
+            return [], None
+        return _fingerprint(store, found["session"]["session_id"]), found
+
     try:
         _params(request, ())
-        first = await hub.ask(lambda store: session_detail(store, asked, roots))
+        # The detail and its fingerprint are read together, after the generation: a change
+        # after it is looked at once the stream starts.
+        generation_before = hub.generation
+        opened, first = await hub.ask(opening)
     except BadParam as exc:
         return bad_param(exc)
     except Outside as exc:
@@ -275,8 +285,8 @@ async def api_session_events(request: Request) -> Response:
 
     async def stream() -> AsyncIterator[str]:
         async with hub.listening():
-            generation = hub.generation
-            seen = await hub.worker.call(lambda store: _fingerprint(store, session_id))
+            generation = generation_before
+            seen = opened
             current: Row | None = first
             sent_row: Row | None = None
             sent_steps: list[Row] = []
