@@ -44,7 +44,7 @@ _HEAD = re.compile(
     r"""(?P<open>\(?)(?:(?P<esc>""" + _SHELL_REQUOTE + r""")|(?P<q2>[fbr]?\\*+["'`]|@\\*["']))?"""
 )
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%])")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%.*])")
 # A glued value: up to whitespace, a quote, a separator, a closing bracket or a JSON escape.
 _BARE = re.compile(
     r"""(?:[^\s"'`,;&\\)<]|\\\\|\\(?![nrtbf"'\\]|u[0-9A-Fa-f]{4}))+"""
@@ -214,6 +214,8 @@ def _value_span(
         while end > start and text[end - 1] in " \t":
             end -= 1
         return (start, end, False) if end > start else None
+    if line_value and is_prose(text[start : min(eol, start + 200)]):
+        return None  # a long line of prose: "azure_ad_token: Your Azure Active Directory token, …"
     found = _BARE.match(text, start, min(stop, start + BARE_VALUE))
     if found is None:
         return None
@@ -283,11 +285,13 @@ def apply_assignments(
             continue  # ('', Token, '#pop'): only a quoted name takes its next argument
         if q1 and not quoted and _CODE_WORD.fullmatch(text[start:end].rstrip(",;)}]")):
             continue  # {"token": i}: JSON has no bare words, so this is code
+        if sep == "" and not text.startswith((q2 or "").lstrip("fbr@"), end):
+            continue  # '"Bearer " prefix': a quote that does not close on its line is no literal
         if sep == "" and _AFTER_LITERAL.match(text, min(end + len(q2 or ""), size)) is None:
             continue  # token "_open" and …: a word in prose, not 'password "…";'
         kept: list[tuple[int, int]] = []
         for a, b in spans:
-            if _auth_name(name):
+            if _auth_name(name) and not is_prose(text[a:b]):
                 a = _after_scheme(text, a, b)
             value = text[a:b]
             if not value or value == REDACTED or (value.startswith(REDACTED) and not quoted):
@@ -315,8 +319,10 @@ def apply_assignments(
             if not is_sensitive(name) and not credential_like(value[:secret_len], name):
                 continue  # a weak name's value must look like a key itself
             b = a + secret_len  # the secret part may be the first word only
-            if quoted and (q2 or "")[:1] == "f" and "{" in value:
+            if quoted and "f" in (q2 or "")[:2].lower() and "{" in value:
                 continue  # an f-string builds the value from variables
+            if quoted and "r" in (q2 or "")[:2].lower() and _REGEX_SYNTAX.search(value):
+                continue  # a raw string of regex syntax is a pattern (a lexer's token = r"…")
             kept.append((a, b))
         for a, b in kept:
             if a < pos:
@@ -397,7 +403,9 @@ def _auth_name(name: str) -> bool:
 
 _FIRST = re.compile(r"\S+")
 # A quoted word that names something (a header, a field) rather than holding a secret.
-_LOWER_NAME = re.compile(r"[a-z_ \-]+|[A-Za-z]+(?:[-_][A-Za-z]+)+")
+_LOWER_NAME = re.compile(r"[a-z_ \-:]+|[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z_]*")
+# What only a regular expression holds: a class, an escape class, a group's flags.
+_REGEX_SYNTAX = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?[:=!<P]|\]\+|\]\*")
 _AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
 _CODE_WORD = re.compile(r"[a-z_][a-z_]*")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -414,7 +422,13 @@ def credential_like(value: str, name: str = "") -> bool:
     if _CREDENTIAL_CHARS.fullmatch(value) is None or value.count("/") > 1 or ".." in value:
         return False
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    if mixed and _ENV_NAME.fullmatch(name) is not None and "." not in value[:1] + value[-1:]:
+    uri = "." in value and "/" in value  # io.modelcontextprotocol/subscriptionId
+    if (
+        mixed
+        and _ENV_NAME.fullmatch(name) is not None
+        and "." not in value[:1] + value[-1:]
+        and not uri
+    ):
         return True
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
@@ -424,6 +438,15 @@ def credential_like(value: str, name: str = "") -> bool:
     # that is not a name made of words (HEROKU_KEY=DefaultKeyName stays).
     mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
     return mixed and digits + letters >= 20 and not made_of_words(value)
+
+
+def _in_call(text: str, end: int, value: str) -> bool:
+    """A keyword argument: ``,`` or ``)`` follows, and a ``(`` opens before it on its line."""
+    if text[end : end + 1] not in (",", ")"):
+        return False
+    start = end - len(value)
+    line = text.rfind("\n", max(0, start - 200), start)
+    return "(" in text[max(line + 1, start - 200) : start] or text[end : end + 1] == ")"
 
 
 def _balanced(text: str) -> bool:
@@ -451,6 +474,8 @@ def _judge(
         return None if is_expression(value, quoted=True, name=name) else len(value)
     if is_expression(value, quoted=True):
         return None  # a placeholder: ${{ secrets.X }}, $TOKEN, <your-token>
+    if value[:1] == "#" and text[end - len(value) - 1 : end - len(value)] in (" ", "\t"):
+        return None  # "access_token:  # pragma: no branch": a comment (YAML's, Python's)
     first = _FIRST.match(value)
     head = first.group() if first is not None else value
     rest = text[end : end + 400]
@@ -464,6 +489,8 @@ def _judge(
             # placeholder or a keyword refers to something (SUMO_TOKEN=supRsUZaniwltn).
             literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS
             return None if literal else len(value)
+        if glued and sep == "=" and _CODE_WORD.fullmatch(value) and _in_call(text, end, value):
+            return None  # f(api_key=credential,): a keyword argument's variable
         if ini and sep == "=" and not called:
             # An ini/properties line after a [section] header holds a literal too:
             # "password = sunshine" there is no variable (only placeholders stay)

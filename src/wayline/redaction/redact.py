@@ -145,6 +145,9 @@ _FLAG = re.compile(
     r"""(?=(?:\\*(?P<q>["']))?(?P<val>(?(q)[^"'\\\r\n]+|(?!-)[^\s"'`;&|\\]+)))"""
 )
 
+_FLAG_NOUNS = frozenset(
+    {"option", "options", "flag", "flags", "argument", "arguments", "parameter", "switch"}
+)
 _ARTICLE = re.compile(r"(?:^|\s)(?:the|a|an|use)[ \t]+$", re.IGNORECASE)
 _QUOTED_AFTER = re.compile(r"""(?P<q>["'])(?P<val>[^"'\r\n]+)(?P=q)""")
 # Flags whose value is "user:password" (curl, wget's --proxy-user, curl's -U proxy flag).
@@ -180,6 +183,8 @@ def _flag_apply(text: str) -> str:
             continue
         elif _ARTICLE.search(text, max(0, match.start() - 6), match.start()) is not None:
             continue  # "use the --password flag": a flag named in prose
+        elif value.lower() in _FLAG_NOUNS:
+            continue  # "the --username and --password options": prose names the flags
         # A shell word is a literal whatever it looks like; only placeholders ($PW) are kept.
         if is_expression(value, quoted=True):
             continue

@@ -13,7 +13,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["REDACTED", "SecretPattern", "after_escape", "builtin_rules", "regex_rule"]
+from wayline.redaction.token_shapes import SHAPE_TRIGGERS, TOKEN_SHAPES
+
+__all__ = ["REDACTED", "SecretPattern", "after_ansi", "after_escape", "builtin_rules", "regex_rule"]
 
 REDACTED = "<redacted>"
 
@@ -62,6 +64,14 @@ def after_escape(literal: str) -> str:
     return rf"(?<=\\[nrtbf]{literal})|(?<=\\u[0-9A-Fa-f]{{4}}{literal})"
 
 
+def after_ansi(literal: str) -> str:
+    """Lookbehinds for ``literal`` right after a terminal colour code (``\\x1b[93m``): the
+    ``m`` that ends it is no token part."""
+    return "|".join(
+        rf"(?<=\x1b\[{codes}m{literal})" for codes in ("[0-9]", "[0-9]{2}", "[0-9];[0-9]{2}")
+    )
+
+
 def _lit(prefix: str, rest: str, before: str = "A-Za-z0-9") -> str:
     """`prefix` then `rest`, where `prefix` must not be glued to a preceding `before` char.
 
@@ -69,7 +79,9 @@ def _lit(prefix: str, rest: str, before: str = "A-Za-z0-9") -> str:
     regex engine from scanning for the literal prefix at C speed (about 100x slower).
     """
     escaped = re.escape(prefix)
-    return f"{escaped}(?:(?<![{before}]{escaped})|{after_escape(escaped)}){rest}"
+    return (
+        f"{escaped}(?:(?<![{before}]{escaped})|{after_escape(escaped)}|{after_ansi(escaped)}){rest}"
+    )
 
 
 _PEM_HEAD = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
@@ -95,6 +107,11 @@ def _pem_apply(text: str) -> str:
                 no_end_from = after
         kind = head.group("kind")
         block = head.group("block") or ""
+        if text.startswith(('"', "'", '\\"'), after):
+            # the marker closes its string at once: a constant in code, no key follows
+            out.append(text[pos:after])
+            pos = after
+            continue
         out.append(text[pos : head.start()])
         out.append(f"-----BEGIN {kind}PRIVATE KEY{block}-----{REDACTED}")
         if end is not None:
@@ -120,7 +137,8 @@ def _b64_pem_replacer(match: re.Match[str]) -> str:
         decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=False)
     except ValueError:
         return match.group(0)
-    return REDACTED if b"PRIVATE KEY" in decoded else match.group(0)
+    # "-----BEGIN PRIVATE KEY", "-----BEGIN RSA PRIVATE KEY" (a cut head may lack "KEY")
+    return REDACTED if b"PRIVATE" in decoded else match.group(0)
 
 
 def _b64_pem_apply(text: str) -> str:
@@ -145,12 +163,36 @@ _HASH_TRIGGERS = (
 # backtick quotes an identifier in MySQL, not a literal).
 _SQL_VALUE = r"""\\*["']?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)"""
 
+# Credential words, one or two ("PRIVATE KEY", "SECRETkey", "access TOKEN"); a public key is
+# no secret.
+_CRED_WORD = r"(?:api[ _\-]?key|apikey|token|secret|access|private|key)"
+_CRED_WORDS = (
+    r"(?i:(?<!public)(?<!public[ _\-])" + _CRED_WORD + r"(?:[ \t_\-]?" + _CRED_WORD + r")?)"
+)
+# After the words: blanks, or one of "-_." before a token holding a digit soon.
+_WORD_SEP = r"(?:[ \t]+|[\-_.](?=[A-Za-z]{0,32}[0-9]))"
+_GLUED_SEP = r"(?:[ \t]*[:=][ \t]*)"
+_TOKEN_VALUE = (
+    r"(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))"
+    r"(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w\-+/=.]))(?![A-Za-z_]+\b)"
+    r"(?![A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w\-+/=]))"  # win32api.RegEnumKey: code
+    r"(?:[0-9]{20,255}(?![A-Za-z])|(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
+    r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})"
+)
+
+# A character of a password written in a pair or a form: no blank, quote, path or bracket.
+_PW_CHAR = r"[^\s,;'\"\\/`()\[\]{}<>]"
+
+# Documentation's stand-ins for a URL's password ("https://username:password@host").
+_URL_PLACEHOLDER = r"(?i:password|passwd|pass|pwd|secret|redacted|changeme|x{3,}|\*{3,})"
+
 # Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
 _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # RFC 3986 userinfo: a user without ":" "/" "@", then the password up to the LAST "@"
     # that a host follows (passwords are pasted unencoded, with "#", "?" and "@" in them).
     ("url_credentials",
-     r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/\"'<>]+)@(?=\[?[A-Za-z0-9][\w.\-:\]%]*+(?!@))",
+     r"://[^\s:/?#@\"'<>]*:(?!" + _URL_PLACEHOLDER + r"@)(?P<secret>[^\s/\"'<>]+)"
+     r"@(?=\[?[A-Za-z0-9][\w.\-:\]%]*+(?!@))",
      ("@",), 0),
     ("url_token_userinfo", r"://(?P<secret>(?=[\w.~%\-]*[0-9])[\w.~%\-]{20,})@", ("@",), 0),
     ("bearer",
@@ -192,13 +234,28 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # SQL: CREATE/ALTER USER|ROLE|LOGIN … IDENTIFIED [WITH plugin] BY [PASSWORD] '…' (MySQL,
     # Oracle: quoted or a bare word), SET PASSWORD [FOR u] = [PASSWORD(]'…'. A bind parameter
     # or placeholder (:pw, ?, ${PW}, %s) is kept.
-    ("sql_identified_by",
-     r"\bidentified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+(?:password[ \t]+)?"
-     r"(?=\\*[\"'])" + _SQL_VALUE,
+    ("sql_identified_by",  # MySQL's IDENTIFIED WITH plugin AS '<hash>' too
+     r"\bidentified[ \t]+(?:(?:with[ \t]+[\w'\"`]+[ \t]+)?by|with[ \t]+[\w'\"`]+[ \t]+as)"
+     r"[ \t]+(?:password[ \t]+)?"
+     r"(?=\\*[\"'])(?!\\*[\"'][a-z]+\\*[\"'])" + _SQL_VALUE,
      ("identified",), re.IGNORECASE),
     ("sql_identified_by_word",  # Oracle's bare word, only inside a statement that makes a user
-     r"\b(?:create|alter|grant)\b[^;\r\n]{0,200}?\bidentified[ \t]+by[ \t]+" + _SQL_VALUE,
+     r"\b(?:create|alter|grant)\b[^;\r\n]{0,200}?\bidentified[ \t]+"
+     r"(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+" + _SQL_VALUE,
      ("identified",), re.IGNORECASE),
+    # PostgreSQL: CREATE/ALTER USER|ROLE|GROUP … [WITH] [ENCRYPTED] PASSWORD '…' (or a bare
+    # word), whatever options follow it; PASSWORD NULL is none.
+    ("sql_role_password",
+     r"\b(?:create|alter)[ \t]+(?:user|role|group)\b[^;\r\n]{0,200}?"
+     r"\b(?:(?:un)?encrypted[ \t]+)?password[ \t]+(?!null\b)" + _SQL_VALUE,
+     ("create user", "create role", "alter user", "alter role", "create group", "alter group"),
+     re.IGNORECASE),
+    # PowerShell: ConvertTo-SecureString [-String] <plain text> [-AsPlainText] [-Force]; a
+    # variable or a subexpression is kept.
+    ("powershell_secure_string",
+     r"(?i:convertto-securestring)(?:[ \t]+-(?i:string|asplaintext|force)\b)*[ \t]+"
+     r"(?:\\*[\"'])?(?P<secret>(?!<redacted>)(?![$<{%(\-])[^\s\"'\\|;)]+)",
+     ("convertto-securestring",), 0),
     ("sql_set_password",
      r"\bset[ \t]+password\b[^;\r\n=]{0,120}=[ \t]*(?:password[ \t]*\([ \t]*)?" + _SQL_VALUE,
      ("set password",), re.IGNORECASE),
@@ -250,130 +307,45 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     ("hex_private_key_0x",
      r"0x(?<![\w$]0x)(?P<secret>[0-9a-fA-F]{64})(?![0-9a-zA-Z_])",
      ("0x",), 0),
-    # Prose and logs that name a credential and give it after a space ("access token
-    # abc123…", "SECRET 9f8e…", "API key X7W8…"): a token-shaped word (16+ characters with
-    # letters and digits) right after the credential word. "=" and ":" forms are assignments.
+    # A credential word (or two: "PRIVATE KEY", "SECRETkey", "access TOKEN") and a token
+    # right after it, as prose, logs and loose config write them ("access token abc123…",
+    # "SECRET 9f8e…", "lemlistPRIVATE 0f3a…", "codatoken-<uuid>", "getresponseKEY=0123…").
+    # The words start a word, or are glued to a vendor's name before them; glued, an "=" or
+    # ":" may follow (at a word's start that is an assignment, judged by the assignment
+    # rules). The token: 16+ characters with a digit and a letter (hex and uuids too), or 20+
+    # digits; never a version, a snake_case name or a word.
     ("token_after_credential_word",
-     r"(?:(?i:(?<![A-Za-z0-9])(?:api[ _\-]?key|token|secret(?:[ _\-]?key)?"
-     r"|access(?:[ _\-]?(?:key|token))?|private[ _\-]?(?:key|token)|key))"
-     r"|(?<=[a-z])(?:SECRET|ACCESS|TOKEN|PRIVATE|APIKEY|KEY))"
-     r"(?:[ \t]+|[\-_.](?=[A-Za-z]*[0-9]))(?P<secret>(?![A-Za-z_]+\b)"
-     r"(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))"
-     r"(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w\-+/=.]))"
-     r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])"
-     r"[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})(?![A-Za-z0-9_\-+/=.])",
-     ("token", "secret", "key", "access"), 0),
+     r"(?:(?<![A-Za-z0-9])" + _CRED_WORDS + _WORD_SEP
+     + r"|(?<=[a-z0-9])" + _CRED_WORDS + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
+     r"(?:\\*[\"'])?(?P<secret>" + _TOKEN_VALUE + r")(?![A-Za-z0-9_\-+/=.])",
+     ("token", "secret", "key", "access", "private"), 0),
+    # A label of two words ("Secret Key: …", "access key=…", "API token: …"): the value,
+    # 8+ characters with a digit, is the secret (one word is an assignment's name, judged there).
+    ("credential_label",
+     r"(?i:(?<![A-Za-z0-9_\-])(?:secret|access|api|private|auth|authentication|client|master"
+     r"|signing|encryption|license|account|app|bearer|personal[ \t]+access)[ \t]+"
+     r"(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
+     r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'`,;\\]{0,63}[0-9])[^\s\"'`,;\\]{8,256})",
+     ("key", "token", "secret"), 0),
+    # The short names of a password with their value ("PW:dipPr10Gg!", "pwd=…",
+    # "pass:…", in "ID:master PW:…" pairs): a word of 6+ characters with a letter and a digit
+    # that is no path ($PWD is a directory) and no placeholder.
+    ("short_password_name",
+     r"(?i:(?<![\w$])(?:pw|pwd|passwd|pass(?=[:=])))[ \t]*[:=][ \t]*"
+     r"(?P<secret>(?!<redacted>)(?![/~.$%{<])(?=" + _PW_CHAR + r"{0,63}[0-9])"
+     r"(?=" + _PW_CHAR + r"{0,63}[A-Za-z])" + _PW_CHAR + r"{6,64})(?!" + _PW_CHAR + r")",
+     ("pw:", "pw=", "pw :", "pw =", "pwd", "pass:", "pass=", "pass :", "pass =", "passwd"), 0),
+    # Formats known by their suffix: MaxMind license keys (v2), New Relic license keys.
+    ("maxmind_license_key",
+     r"(?<![A-Za-z0-9_])(?P<secret>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])",
+     ("_mmk",), 0),
+    ("newrelic_license_key",
+     r"(?<![A-Za-z0-9])(?P<secret>[A-Za-z0-9]{36}NRAL)(?![A-Za-z0-9])", ("nral",), 0),
     ("mailchimp_key", r"(?<![0-9a-f])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b", ("-us",), 0),
     ("azure_client_secret",
      r"(?<![\w~.\-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])",
      ("q~",), 0),
 )  # fmt: skip
-
-# Token shapes replace the whole token: (name, literal prefix, rest). The prefix, lowercased,
-# is the trigger.
-_TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
-    ("openai_style_key", "sk-", r"(?=[\w\-]*[0-9])[\w\-]{20,}"),  # also sk-ant-, sk-proj-, …
-    ("stripe_secret_key", "sk_", r"(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("hex_secret_key", "sk_", r"[a-f0-9]{32,}(?![\w\-])"),  # also ElevenLabs-style keys
-    ("stripe_restricted_key", "rk_", r"(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("stripe_webhook_secret", "whsec_", r"[A-Za-z0-9+/=]{24,}"),
-    # Access key ids only; AIDA/AROA/… are public principal ids, not credentials.
-    ("aws_access_key_id", "A", r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    ("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
-    ("github_fine_grained_pat", "github_pat_", r"[A-Za-z0-9_]{40,}"),
-    ("gitlab_token", "gl", r"(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft|ffct|wt|rtr)-[\w\-]{20,}"),
-    ("gitlab_runner_token", "GR1348941", r"[A-Za-z0-9_\-]{20,}"),
-    ("slack_token", "xox", r"[abposre]-[A-Za-z0-9\-]{10,}"),
-    ("sourcegraph_token", "sgp_", r"[A-Za-z0-9_]{40,}"),
-    ("huggingface_org_token", "api_org_", r"[A-Za-z0-9]{30,}"),
-    ("sonar_token", "sq", r"[pua]_[A-Za-z0-9]{40}"),
-    ("onepassword_service_token", "ops_eyJ", r"[A-Za-z0-9+/=_\-]{60,}"),
-    (
-        "onepassword_secret_key",
-        "A3-",
-        r"[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}",
-    ),
-    ("flyio_token", "fm", r"[12]r?_[A-Za-z0-9+/=_\-]{60,}"),
-    ("aws_bedrock_key", "ABSK", r"[A-Za-z0-9+/]{100,}={0,2}"),
-    ("adobe_client_secret", "p8e-", r"[A-Za-z0-9]{32}"),
-    ("intra42_secret", "s-s4t2", r"(?:ud|af)-[a-f0-9]{64}"),
-    ("supabase_token", "sb", r"(?:p|_secret|_publishable)_[A-Za-z0-9_\-]{30,}"),
-    ("anthropic_admin_key", "sk-ant-admin01-", r"[\w\-]{80,}"),
-    ("slack_app_token", "xapp-", r"[0-9]-[A-Za-z0-9\-]{10,}"),
-    ("jwt", "eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*)?"),
-    ("google_api_key", "AIza", r"[0-9A-Za-z_\-]{35}"),
-    ("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_\-]{20,}"),
-    ("google_oauth_access_token", "ya29.", r"[0-9A-Za-z_\-]{20,}"),
-    ("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}"),
-    ("npm_token", "npm_", r"[A-Za-z0-9]{30,}"),
-    ("pypi_token", "pypi-", r"[A-Za-z0-9_\-]{50,}"),
-    ("sendgrid_key", "SG.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    ("twilio_api_key", "SK", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
-    ("mailgun_key", "key-", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
-    ("digitalocean_token", "do", r"[por]_v1_[a-f0-9]{64}"),
-    ("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    ("databricks_token", "dapi", r"(?:[a-f0-9]{32}|[A-F0-9]{32})(?:-[0-9])?"),
-    ("telegram_bot_token", ":AA", r"(?<=[0-9]{8}:AA)[A-Za-z0-9_\-]{33}"),
-    ("groq_key", "gsk_", r"[A-Za-z0-9]{40,}"),
-    ("replicate_token", "r8_", r"[A-Za-z0-9]{30,}"),
-    ("perplexity_key", "pplx-", r"[A-Za-z0-9]{40,}"),
-    ("xai_key", "xai-", r"[A-Za-z0-9]{40,}"),
-    ("nvidia_key", "nvapi-", r"[A-Za-z0-9_\-]{40,}"),
-    ("langsmith_key", "lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
-    ("tavily_key", "tvly-", r"(?:dev-)?[A-Za-z0-9]{20,}"),
-    ("notion_token", "ntn_", r"[A-Za-z0-9]{40,}"),
-    ("notion_legacy_token", "secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
-    ("linear_key", "lin_api_", r"[A-Za-z0-9]{40}"),
-    ("atlassian_token", "ATATT3", r"[A-Za-z0-9_\-=]{50,}"),
-    ("vault_token", "hv", r"[sbr]\.[A-Za-z0-9_\-]{24,}"),
-    ("square_token", "sq0", r"(?:atp|csp)-[A-Za-z0-9_\-]{22,}"),
-    ("postman_key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
-    ("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{58}"),
-    ("sentry_token", "sntry", r"[su]_[A-Za-z0-9+/=_]{40,}"),
-    ("grafana_service_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}"),
-    ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
-    ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
-    ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
-    ("pulumi_token", "pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
-    ("appsync_key", "da2-", r"[a-z0-9]{26}(?![A-Za-z0-9])"),
-    ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP)-[A-Za-z0-9]{19,42}(?![A-Za-z0-9])"),
-    ("typeform_token", "tfp_", r"[A-Za-z0-9_\-.]{40,80}"),
-    ("buildkite_token", "bkua_", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
-    ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
-    ("rootly_token", "rootly_", r"[a-f0-9]{64}(?![A-Za-z0-9])"),
-    ("scrapfly_key", "scp-", r"(?:live|test)-[a-f0-9]{32}(?![A-Za-z0-9])"),
-    ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
-)
-
-
-# Shapes whose literal prefix is too short to gate on (one or two letters occur in most
-# text): gate on the full distinctive prefixes instead.
-_SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "aws_access_key_id": ("akia", "asia", "abia", "acca"),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "gitlab_token": (
-        "glpat-",
-        "gldt-",
-        "glptt-",
-        "glrt-",
-        "glsoat-",
-        "glcbt-",
-        "glimt-",
-        "glagent-",
-        "gloas-",
-        "glft-",
-        "glffct-",
-        "glwt-",
-        "glrtr-",
-    ),
-    "sonar_token": ("sqp_", "squ_", "sqa_"),
-    "flyio_token": ("fm1_", "fm2_", "fm1r_", "fm2r_"),
-    "supabase_token": ("sbp_", "sb_secret_", "sb_publishable_"),
-    "digitalocean_token": ("dop_v1_", "doo_v1_", "dor_v1_"),
-    "vault_token": ("hvs.", "hvb.", "hvr."),
-    "brevo_key": ("xkeysib-", "xsmtpsib-"),
-    "newrelic_key": ("nrak-", "nraa-", "nrii-", "nrjs-", "nrra-", "nriq-", "nrsp-"),
-}
 
 # Credentials passed as command-line arguments of common tools, where the flag alone
 # (often a short "-p") says nothing: the tool name before it does. The value may be quoted,
@@ -431,10 +403,10 @@ def builtin_rules() -> list[SecretPattern]:
         rules.append(_lazy_regex_rule(name, pattern, flags, triggers))
     for name, pattern, triggers in _CLI_REGEXES:
         rules.append(_lazy_regex_rule(name, pattern, 0, triggers))
-    for name, prefix, rest in _TOKEN_SHAPES:
+    for name, prefix, rest in TOKEN_SHAPES:
         # The telegram token's prefix is ":AA" after digits, so it keeps no boundary check.
         regex = re.escape(prefix) + rest if prefix == ":AA" else _lit(prefix, rest)
-        triggers = _SHAPE_TRIGGERS.get(name, (prefix.lower(),))
+        triggers = SHAPE_TRIGGERS.get(name, (prefix.lower(),))
         rules.append(_lazy_regex_rule(name, regex, 0, triggers))
     return rules
 

@@ -252,6 +252,7 @@ _PLACEHOLDER = re.compile(
     | %[A-Za-z_]\w*%                     # %VAR% (Windows)
     | \{[A-Za-z_][\w.()\[\]]*[}!:(]     # {name}, {len(x)}: f-string or format fields
     | <[A-Za-z_][\w .\-]*>               # <redacted>, <your-password>, <TOKEN>
+    | %(?:\([A-Za-z_]\w*\))?[-+ #0]*\d*[sdrif](?![A-Za-z0-9])  # printf: %s, %(password)s
     | [*xX.\u2022]+$                     # a mask: ***, xxxx, ...
     """
 )
@@ -369,6 +370,8 @@ def _names_itself(value: str, name: str) -> bool:
 
 
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
+# A schema's type names ("password": "string" in a protocol's field list): principle 2.
+_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 
 
 def is_prose(value: str) -> bool:
@@ -382,7 +385,12 @@ def is_prose(value: str) -> bool:
         return True  # "A ServerCredentials object.", "Text to consume."
     if len(words) < 4:
         return False
-    return sum(w.strip(".,;:()") in _STOPWORDS for w in words) >= 2
+    stops = sum(w.strip(".,;:()") in _STOPWORDS for w in words)
+    # "ChannelCredentials object for server authentication": four words of letters, one of
+    # them a function word, is a description (a passphrase has no punctuation-free grammar
+    # word between plain words often enough to matter here).
+    plain = all(w.strip(".,;:()").isalpha() for w in words[:8])
+    return stops >= 2 or (stops >= 1 and plain)
 
 
 def is_expression(
@@ -411,10 +419,11 @@ def is_expression(
         # "Basic " + b64encode(...); a colour; a constant whose value is its own name
         return (
             stripped.strip().lower() in _SCHEMES
+            or stripped in _JSON_TYPES
             or _COLOUR.fullmatch(stripped) is not None
             or (name is not None and _names_itself(stripped, name))
         )
-    if stripped.isdigit() and len(stripped) <= 3:
+    if stripped.lstrip("-").isdigit() and len(stripped) <= 4:
         return True  # token = 0: a counter or a flag, no credential
     if name is not None and stripped.lower() in {name.lower(), *split_key(name)}:
         return True  # password=password, auth=auth
@@ -422,7 +431,29 @@ def is_expression(
         return True  # a constant: api_key = API_KEY_SENTINEL
     if _PASCAL.fullmatch(stripped) is not None and made_of_words(stripped):
         return True  # a type or class: token: Token (CfTDKSBAzacQzLfH is letters, no words)
+    if _typed(value, stripped, rest):
+        return True  # private_key: Ed25519PrivateKey | Ed448PrivateKey, token: OAuthToken)
     return _code(value, stripped, rest)
+
+
+# A type name with acronyms and digits (PKCS7PrivateKeyTypes, OAuthToken), ending in a word.
+_TYPE_NAME = re.compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*?[A-Z][a-z]{2,}")
+_CODE_AFTER = frozenset({",", ")", "]", "|", "="})
+
+
+def _typed(value: str, stripped: str, rest: str | None) -> bool:
+    """A type name that code punctuation follows (a parameter list, a union, a default): a
+    YAML or ini value stands alone on its line, so a password shaped like a name stays."""
+    if _TYPE_NAME.fullmatch(stripped) is None or not made_of_words(stripped):
+        return False
+    after = value[len(stripped) :].lstrip()[:1] or (rest or "").lstrip()[:1]
+    return after in _CODE_AFTER
+
+
+# A module path and a class (httpx2.Auth, ed25519.Ed25519PrivateKey), or a chain of three or
+# more names from a module (rust_openssl.hpke.MLKEM768X25519PrivateKey): code, digits or not.
+_MODULE_CLASS = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\.(?P<cls>[A-Z][A-Za-z0-9]*)")
+_MODULE_CHAIN = re.compile(r"[a-z_]+(?:\.[a-z_][a-z0-9_]*)+\.[A-Za-z_]\w*")
 
 
 def _code(value: str, stripped: str, rest: str | None) -> bool:
@@ -442,6 +473,11 @@ def _code(value: str, stripped: str, rest: str | None) -> bool:
     if _VERSION.fullmatch(stripped) is not None:
         return True
     if stripped.lower() in _KEYWORDS:
+        return True
+    module = _MODULE_CLASS.fullmatch(stripped)
+    if (module is not None and made_of_words(module.group("cls"))) or _MODULE_CHAIN.fullmatch(
+        stripped
+    ):
         return True
     # A dotted or snake_case word with a digit ("v1.x2", "abc_123") is a literal, not code.
     if any(c.isdigit() for c in stripped):

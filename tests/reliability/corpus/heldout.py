@@ -2,6 +2,11 @@
 
 - ``heldout_cases()``: ``heldout_cases.json`` (``extract_heldout.py``), Nosey Parker's rule
   examples and secretlint's snapshots, with their secret part and negatives;
+- ``fresh_cases()``: ``credsweeper_cases.json`` (``extract_credsweeper.py``), the values
+  CredSweeper reports in its own samples: a source the rules were not written against;
+- ``half(case)``: Kingfisher's rule files and CredSweeper's sample files split in two by a
+  hash of the file name, one half to look at while writing rules (``tune``), the other only
+  measured (``held``);
 - ``measure_files()``: whole files of the installed packages, each redacted as one text (a
   tool that prints a file), altered or not;
 - the provider ids of ``measure.tool_call_ids`` and the lines of ``measure.benign_lines``.
@@ -12,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -27,10 +33,13 @@ from wayline.redaction import redact_text  # noqa: E402
 __all__ = [
     "counted",
     "excluded",
+    "fresh_cases",
+    "half",
     "heldout_cases",
     "main",
     "measure_files",
     "print_files",
+    "print_fresh",
     "print_secrets",
 ]
 
@@ -39,8 +48,26 @@ MAX_FILE = 200_000  # characters: larger files are generated data, not what a to
 
 def heldout_cases() -> list[measure.Case]:
     """Every case of ``heldout_cases.json``, in file order."""
-    data = json.loads((HERE / "heldout_cases.json").read_text(encoding="utf-8"))
+    return _cases("heldout_cases.json")
+
+
+def fresh_cases() -> list[measure.Case]:
+    """Every case of ``credsweeper_cases.json``, in file order."""
+    return _cases("credsweeper_cases.json")
+
+
+def _cases(name: str) -> list[measure.Case]:
+    data = json.loads((HERE / name).read_text(encoding="utf-8"))
     return [measure.Case(d["source"], d["rule"], d["family"], d["text"], d["secret"]) for d in data]
+
+
+def half(case: measure.Case) -> str:
+    """``tune`` or ``held`` for a Kingfisher or CredSweeper case (by a hash of its rule or
+    sample file), else ``""``."""
+    if not case.source.startswith(("kingfisher:", "credsweeper:")):
+        return ""
+    digest = hashlib.blake2b(case.source.encode(), digest_size=4).digest()
+    return "tune" if int.from_bytes(digest, "big") % 2 == 0 else "held"
 
 
 # Kept out of the leak figures, each for a reason read off the cases by hand (README.md):
@@ -70,6 +97,9 @@ _NOT_CREDENTIAL = (
     # a bare word with no name or context ("letmein42"): no redactor can tell it from text
     "weak password pattern",
 )
+# A rule named for an identifier ("Discord Bot ID", "CodeClimate Reporter ID", an e-mail
+# address, a UUID) or for a value public by design (a salt, a nonce); an access key id stays.
+_IDENTIFIER_RULE = re.compile(r"(?i)(?:(?<!access key) id| email|^uuid|^salt|^nonce)$")
 _EXPRESSION = re.compile(r"\$\{?[A-Za-z_][\w.\[\]'\"]*\}?|%\w*%|#\{.*\}")
 _PLACEHOLDERS = frozenset({"password", "passwd", "secret", "token", "changeme"})
 # In a connection string the password is the secret; server, database and user stay.
@@ -81,6 +111,8 @@ def excluded(case: measure.Case) -> str | None:
     """Why a held-out true positive does not count (None: it counts)."""
     rule = f"{case.rule} {case.source}".lower()
     if any(word in rule for word in _NOT_CREDENTIAL):
+        return "an identifier or public value"
+    if _IDENTIFIER_RULE.search(case.rule) is not None:
         return "an identifier or public value"
     assert case.secret is not None
     secret = case.secret.strip().strip("\"'")
@@ -135,11 +167,37 @@ def print_secrets(show: int) -> None:
     figures = measure.measure_secrets(cases)
     measure._print_tally("held-out secrets leaked, by family", figures.by_family)
     measure._print_tally("held-out secrets leaked, by source", figures.by_source)
+    _print_halves("Kingfisher's rule files in two halves (tune: looked at)", cases, figures)
     measure._print_tally("held-out negatives altered, by source", figures.fp_altered)
     print(f"\nexcluded, by reason: {dict(reasons)} and {sum(figures.excluded.cases.values())} more")
     leaked = sum(figures.by_family.misses.values())
     total = sum(figures.by_family.cases.values())
     print(f"all held-out secrets leaked: {leaked} / {total} ({100 * leaked / max(total, 1):.1f}%)")
+    for case in figures.leaks[:show]:
+        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+
+
+def _print_halves(title: str, cases: list[measure.Case], figures: measure.SecretFigures) -> None:
+    halves = measure.Tally.new()
+    leaks = {id(case) for case in figures.leaks}
+    for case in cases:
+        part = half(case)
+        if part and case.secret is not None and measure.excluded(case) is None:
+            halves.add(part, id(case) in leaks)
+    measure._print_tally(title, halves)
+
+
+def print_fresh(show: int) -> None:
+    """Print the leak figures of the fresh corpus (CredSweeper's findings in its samples)."""
+    cases, reasons = counted(fresh_cases())
+    figures = measure.measure_secrets(cases)
+    measure._print_tally("CredSweeper's findings leaked, by family", figures.by_family)
+    _print_halves("CredSweeper's sample files in two halves (tune: looked at)", cases, figures)
+    print(f"excluded, by reason: {dict(reasons)} and {sum(figures.excluded.cases.values())} more")
+    leaked = sum(figures.by_family.misses.values())
+    total = sum(figures.by_family.cases.values())
+    share = 100 * leaked / max(total, 1)
+    print(f"all CredSweeper findings leaked: {leaked} / {total} ({share:.1f}%)")
     for case in figures.leaks[:show]:
         print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
 
@@ -159,8 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step", type=int, default=20, help="keep one benign line in STEP")
     parser.add_argument("--file-step", type=int, default=10, help="keep one file in STEP")
     parser.add_argument("--show", type=int, default=40, help="examples to print")
+    parser.add_argument("--secrets-only", action="store_true", help="skip the benign figures")
     args = parser.parse_args(argv)
     print_secrets(args.show)
+    print_fresh(args.show)
+    if args.secrets_only:
+        return 0
     total, lines = measure.measure_benign(args.step)
     print(f"\nbenign lines altered: {len(lines)} / {total} ({100 * len(lines) / total:.3f}%)")
     for where, line, out in lines[: args.show]:

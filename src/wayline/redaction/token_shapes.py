@@ -1,0 +1,137 @@
+"""Token shapes: credentials a vendor marks with a literal prefix (or suffix), replaced whole.
+
+Each shape is (name, literal prefix, the rest as a regex). The prefix, lowercased, gates the
+rule (``SHAPE_TRIGGERS`` gives longer gates where the prefix alone is one or two letters);
+the prefix must not be glued to a letter or digit before it. The formats are the vendors'
+documented ones (prefix, alphabet and length), so a value of another length is no match.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SHAPE_TRIGGERS", "TOKEN_SHAPES"]
+
+# Token shapes replace the whole token: (name, literal prefix, rest). The prefix, lowercased,
+# is the trigger.
+TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
+    ("openai_style_key", "sk-", r"(?=[\w\-]*[0-9])[\w\-]{20,}"),  # also sk-ant-, sk-proj-, …
+    ("stripe_secret_key", "sk_", r"(?:live|test)_[0-9A-Za-z]{10,}"),
+    ("hex_secret_key", "sk_", r"[a-f0-9]{32,}(?![\w\-])"),  # also ElevenLabs-style keys
+    ("stripe_restricted_key", "rk_", r"(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("stripe_webhook_secret", "whsec_", r"[A-Za-z0-9+/=]{24,}"),
+    # Access key ids only; AIDA/AROA/… are public principal ids, not credentials.
+    ("aws_access_key_id", "A", r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    ("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
+    ("github_fine_grained_pat", "github_pat_", r"[A-Za-z0-9_]{40,}"),
+    ("gitlab_token", "gl", r"(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft|ffct|wt|rtr)-[\w\-]{20,}"),
+    ("gitlab_runner_token", "GR1348941", r"[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", "xox", r"[abposre]-[A-Za-z0-9\-]{10,}"),
+    ("sourcegraph_token", "sgp_", r"[A-Za-z0-9_]{40,}"),
+    ("huggingface_org_token", "api_org_", r"[A-Za-z0-9]{30,}"),
+    ("sonar_token", "sq", r"[pua]_[A-Za-z0-9]{40}"),
+    ("onepassword_service_token", "ops_eyJ", r"[A-Za-z0-9+/=_\-]{60,}"),
+    (
+        "onepassword_secret_key",
+        "A3-",
+        r"[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}",
+    ),
+    ("flyio_token", "fm", r"[12]r?_[A-Za-z0-9+/=_\-]{60,}"),
+    ("aws_bedrock_key", "ABSK", r"[A-Za-z0-9+/]{100,}={0,2}"),
+    ("adobe_client_secret", "p8e-", r"[A-Za-z0-9]{32}"),
+    ("intra42_secret", "s-s4t2", r"(?:ud|af)-[a-f0-9]{64}"),
+    ("supabase_token", "sb", r"(?:p|_secret|_publishable)_[A-Za-z0-9_\-]{30,}"),
+    ("anthropic_admin_key", "sk-ant-admin01-", r"[\w\-]{80,}"),
+    ("slack_app_token", "xapp-", r"[0-9]-[A-Za-z0-9\-]{10,}"),
+    ("jwt", "eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*)?"),
+    ("google_api_key", "AIza", r"[0-9A-Za-z_\-]{35}"),
+    ("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_\-]{20,}"),
+    ("google_oauth_access_token", "ya29.", r"[0-9A-Za-z_\-]{20,}"),
+    ("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}"),
+    ("npm_token", "npm_", r"[A-Za-z0-9]{30,}"),
+    ("pypi_token", "pypi-", r"[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", "SG.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    ("twilio_api_key", "SK", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
+    ("mailgun_key", "key-", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
+    ("digitalocean_token", "do", r"[por]_v1_[a-f0-9]{64}"),
+    ("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("databricks_token", "dapi", r"(?:[a-f0-9]{32}|[A-F0-9]{32})(?:-[0-9])?"),
+    ("telegram_bot_token", ":AA", r"(?<=[0-9]{8}:AA)[A-Za-z0-9_\-]{33}"),
+    ("groq_key", "gsk_", r"[A-Za-z0-9]{40,}"),
+    ("replicate_token", "r8_", r"[A-Za-z0-9]{30,}"),
+    ("perplexity_key", "pplx-", r"[A-Za-z0-9]{40,}"),
+    ("xai_key", "xai-", r"[A-Za-z0-9]{40,}"),
+    ("nvidia_key", "nvapi-", r"[A-Za-z0-9_\-]{40,}"),
+    ("langsmith_key", "lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    ("tavily_key", "tvly-", r"(?:dev-)?[A-Za-z0-9]{20,}"),
+    ("notion_token", "ntn_", r"[A-Za-z0-9]{40,}"),
+    ("notion_legacy_token", "secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+    ("linear_key", "lin_api_", r"[A-Za-z0-9]{40}"),
+    ("atlassian_token", "ATATT3", r"[A-Za-z0-9_\-=]{50,}"),
+    ("vault_token", "hv", r"[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("square_token", "sq0", r"(?:atp|csp)-[A-Za-z0-9_\-]{22,}"),
+    ("postman_key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{58}"),
+    ("sentry_token", "sntry", r"[su]_[A-Za-z0-9+/=_]{40,}"),
+    ("grafana_service_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}"),
+    ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
+    ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
+    ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("pulumi_token", "pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
+    ("appsync_key", "da2-", r"[a-z0-9]{26}(?![A-Za-z0-9])"),
+    ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP|BR)-[A-Za-z0-9]{19,42}(?![A-Za-z0-9])"),
+    ("typeform_token", "tfp_", r"[A-Za-z0-9_\-.]{40,80}"),
+    ("buildkite_token", "bkua_", r"[A-Za-z0-9]{40}(?![A-Za-z0-9])"),
+    ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
+    ("rootly_token", "rootly_", r"[a-f0-9]{64}(?![A-Za-z0-9])"),
+    ("scrapfly_key", "scp-", r"(?:live|test)-[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("easypost_key", "EZ", r"[AT]K[A-Za-z0-9]{40,60}(?![A-Za-z0-9])"),
+    ("nightfall_key", "NF-", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("pubnub_publish_key", "pub-c-", r"[0-9a-z]{8}(?:-[0-9a-z]{4}){3}-[0-9a-z]{12}(?![\w\-])"),
+    ("pubnub_subscribe_key", "sub-c-", r"[0-9a-z]{8}(?:-[0-9a-z]{4}){3}-[0-9a-z]{12}(?![\w\-])"),
+    ("pubnub_secret_key", "sec-c-", r"[A-Za-z0-9]{40,64}(?![A-Za-z0-9])"),
+    ("square_access_token", "EAAA", r"[A-Za-z0-9_\-]{56,64}(?![\w\-])"),
+    ("voiceflow_key", "VF.", r"(?:DM|WS)\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])"),
+    ("zoho_token", "1000.", r"[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("clojars_token", "CLOJARS_", r"[A-Za-z0-9]{60}(?![A-Za-z0-9])"),
+    ("defined_networking_key", "dnkey-", r"[A-Z0-9]{26}-[A-Z0-9]{52}(?![A-Za-z0-9])"),
+    ("docker_swarm_token", "SWMTKN-1-", r"[a-z0-9]{50}-[a-z0-9]{25}(?![A-Za-z0-9])"),
+    ("heroku_token", "HRKU-", r"[A-Za-z0-9_\-]{30,80}(?![\w\-])"),
+    ("postman_access_token", "PMAT-", r"[A-Za-z0-9]{26}(?![A-Za-z0-9])"),
+    ("grafana_api_key", "eyJrIjoi", r"[A-Za-z0-9+/]{40,}={0,2}"),
+    ("wundergraph_key", "cosmo_", r"[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("tailscale_key", "tskey-", r"[a-z]{3,8}-[A-Za-z0-9]{4,40}-[A-Za-z0-9]{4,64}(?![A-Za-z0-9])"),
+    ("readme_key", "rdme_", r"[a-z0-9]{64,80}(?![A-Za-z0-9])"),
+    ("pagarme_key", "ak_", r"(?:live|test)_[A-Za-z0-9]{24,}"),
+    ("ubidots_token", "BBFF-", r"[A-Za-z0-9]{30}(?![A-Za-z0-9])"),
+)
+
+
+# Shapes whose literal prefix is too short to gate on (one or two letters occur in most
+# text): gate on the full distinctive prefixes instead.
+SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "aws_access_key_id": ("akia", "asia", "abia", "acca"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "gitlab_token": (
+        "glpat-",
+        "gldt-",
+        "glptt-",
+        "glrt-",
+        "glsoat-",
+        "glcbt-",
+        "glimt-",
+        "glagent-",
+        "gloas-",
+        "glft-",
+        "glffct-",
+        "glwt-",
+        "glrtr-",
+    ),
+    "sonar_token": ("sqp_", "squ_", "sqa_"),
+    "flyio_token": ("fm1_", "fm2_", "fm1r_", "fm2r_"),
+    "supabase_token": ("sbp_", "sb_secret_", "sb_publishable_"),
+    "digitalocean_token": ("dop_v1_", "doo_v1_", "dor_v1_"),
+    "vault_token": ("hvs.", "hvb.", "hvr."),
+    "brevo_key": ("xkeysib-", "xsmtpsib-"),
+    "newrelic_key": ("nrak-", "nraa-", "nrii-", "nrjs-", "nrra-", "nriq-", "nrsp-", "nrbr-"),
+    "easypost_key": ("ezak", "eztk"),
+}
