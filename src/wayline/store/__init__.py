@@ -13,7 +13,14 @@ Relay, Harbor). This layer reads recordings only: it never imports the runtime o
 from wayline.store.extract import STATUSES
 from wayline.store.query import GROUPS, FilterError, SessionFilter, parse_time
 from wayline.store.schema import TRIGRAM, IndexUnavailable
-from wayline.store.store import INDEX_NAME, SessionStore, StoreError, index_path, scope_of
+from wayline.store.store import (
+    INDEX_NAME,
+    SessionSource,
+    SessionStore,
+    StoreError,
+    index_path,
+    scope_of,
+)
 from wayline.store.sync import Scope, SyncReport
 
 __all__ = [
@@ -25,6 +32,7 @@ __all__ = [
     "IndexUnavailable",
     "Scope",
     "SessionFilter",
+    "SessionSource",
     "SessionStore",
     "StoreError",
     "SyncReport",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,7 +30,14 @@ from wayline.store.schema import TRIGRAM, connect, remove_index
 from wayline.store.sync import Indexer, Scope, SyncReport, positions
 from wayline.trajectory.load import TrajectoryError
 
-__all__ = ["INDEX_NAME", "SessionStore", "StoreError", "index_path", "scope_of"]
+__all__ = [
+    "INDEX_NAME",
+    "SessionSource",
+    "SessionStore",
+    "StoreError",
+    "index_path",
+    "scope_of",
+]
 
 INDEX_NAME = "index.sqlite"
 Row = dict[str, Any]
@@ -37,6 +45,19 @@ Row = dict[str, Any]
 
 class StoreError(ValueError):
     """A question the store cannot answer (no such session, a file gone meanwhile)."""
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """Where a session's trajectory is: its file, the ATOF root whose events hold it (empty
+    for an ATIF file), which document of that root's conversion (0 for an ATIF file), and
+    the path of ``subagent_trajectories`` indices to it inside that document (empty for a
+    top-level session)."""
+
+    path: Path
+    root: str
+    document: int
+    where: tuple[int, ...]
 
 
 def home_scope(home: Path) -> Scope:
@@ -167,6 +188,20 @@ class SessionStore:
         """One session's row, its ATIF trajectory as its file holds it (not redacted), and
         whether wayline wrote that file (already redacted then); by id or a prefix only it
         has, as :meth:`session`. None when there is none; :class:`StoreError` as there."""
+        found = self.source(session_id)
+        if found is None:
+            return None
+        row, source = found
+        document = self._document(source)
+        traj: Mapping[str, Any] = document
+        for index in source.where:
+            traj = traj["subagent_trajectories"][index]
+        return row, traj, is_wayline_recording(document)
+
+    def source(self, session_id: str) -> tuple[Row, SessionSource] | None:
+        """One session's row and where its trajectory is (no file is read); by id or a prefix
+        only it has, as :meth:`session`. None when there is none; :class:`StoreError` when the
+        prefix is ambiguous."""
         try:
             row = query.session_row(self._conn, session_id, scoped=self._scoped)
         except query.FilterError as exc:
@@ -174,29 +209,36 @@ class SessionStore:
         if row is None:
             return None
         path, root, position = row.pop("_file"), row.pop("_root"), row.pop("_position")
-        document, where = self._document(Path(path), root, position)
-        traj: Mapping[str, Any] = document
-        for index in where:
-            traj = traj["subagent_trajectories"][index]
-        return row, traj, is_wayline_recording(document)
-
-    def _document(self, path: Path, root: str, position: str) -> tuple[Any, tuple[int, ...]]:
         number, where = positions(position)
+        return row, SessionSource(Path(path), root, number, where)
+
+    def root_events(self, source: SessionSource) -> list[dict[str, Any]]:
+        """The ATOF events of ``source``'s root, in file order: only the lines the index
+        routed to that root, read from their places (an ATOF file shared by many sessions is
+        not read whole). :class:`StoreError` when the root is no longer indexed or its file
+        cannot be read now; empty for a session an ATIF file holds."""
+        if not source.root:
+            return []
+        found = self._conn.execute(
+            "SELECT r.lines FROM atof_roots r JOIN files f ON f.id = r.file_id "
+            "WHERE f.path = ? AND r.root = ?",
+            (str(source.path), source.root),
+        ).fetchone()
+        if found is None:
+            raise StoreError(f"{source.path}: the session's events are no longer indexed")
         try:
-            if not root:
-                return read_document(path), where
-            found = self._conn.execute(
-                "SELECT r.lines FROM atof_roots r JOIN files f ON f.id = r.file_id "
-                "WHERE f.path = ? AND r.root = ?",
-                (str(path), root),
-            ).fetchone()
-            if found is None:
-                raise StoreError(f"{path}: the session's events are no longer indexed")
-            with open(path, "rb") as handle:
-                events = [e for e in map(parse_event, read_lines(handle, unpack(found[0]))) if e]
-            return convert_root(events)[number].document, where
+            with open(source.path, "rb") as handle:
+                return [e for e in map(parse_event, read_lines(handle, unpack(found[0]))) if e]
+        except OSError as exc:
+            raise StoreError(f"{source.path}: cannot read the session now: {exc}") from None
+
+    def _document(self, source: SessionSource) -> Any:
+        try:
+            if not source.root:
+                return read_document(source.path)
+            return convert_root(self.root_events(source))[source.document].document
         except (TrajectoryError, OSError, IndexError, KeyError) as exc:
-            raise StoreError(f"{path}: cannot read the session now: {exc}") from None
+            raise StoreError(f"{source.path}: cannot read the session now: {exc}") from None
 
     def count(self) -> int:
         """How many sessions the scope holds (each once, however many files hold it)."""

@@ -57,16 +57,30 @@ Redact = Callable[[str], str]
 @dataclass(frozen=True)
 class Scope:
     """What a command reads: folders (walked recursively for ``.json``/``.jsonl`` files) and
-    single files (read whatever their name)."""
+    single files (read whatever their name).
+
+    ``confined``: a file found in a folder through a symbolic link that leads outside every
+    folder and file of the scope (both resolved) is not in it: neither read nor counted by any
+    question (``wayline serve`` reads only files under the paths it was given). Without it a
+    link is followed wherever it leads, as a command given the folder would."""
 
     folders: tuple[Path, ...] = ()
     files: tuple[Path, ...] = ()
+    confined: bool = False
 
     def holds(self, path: str) -> bool:
         """Whether ``path`` (absolute) is one of the files or under one of the folders."""
         if any(path == str(f) for f in self.files):
             return True
         return any(path.startswith(str(folder).rstrip(os.sep) + os.sep) for folder in self.folders)
+
+    def reaches(self, path: str | Path) -> bool:
+        """Whether ``path``, resolved (links followed), is one of the files or inside one of
+        the folders, resolved too (the rule ``confined`` applies)."""
+        real = Path(os.path.realpath(path))
+        if any(real == Path(os.path.realpath(f)) for f in self.files):
+            return True
+        return any(real.is_relative_to(os.path.realpath(f)) for f in self.folders)
 
 
 @dataclass
@@ -91,7 +105,7 @@ class _Known:
     head: bytes | None
 
 
-def _walk(folder: Path, found: dict[str, os.stat_result]) -> None:
+def _walk(folder: Path, found: dict[str, os.stat_result], links: list[str]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -99,19 +113,23 @@ def _walk(folder: Path, found: dict[str, os.stat_result]) -> None:
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                _walk(Path(entry.path), found)
+                _walk(Path(entry.path), found, links)
             elif entry.name.endswith(SUFFIXES) and entry.is_file():
                 st = entry.stat()
                 found[entry.path] = st
+                if entry.is_symlink():
+                    links.append(entry.path)
         except OSError:
             continue
 
 
-def scan(scope: Scope) -> dict[str, os.stat_result]:
-    """Every file of ``scope`` on disk now, with its ``stat``."""
+def scan(scope: Scope, links: list[str] | None = None) -> dict[str, os.stat_result]:
+    """Every file of ``scope`` on disk now, with its ``stat``; the files found in its folders
+    through a symbolic link are added to ``links`` (the walk never enters a linked folder)."""
     found: dict[str, os.stat_result] = {}
+    linked: list[str] = [] if links is None else links
     for folder in scope.folders:
-        _walk(folder, found)
+        _walk(folder, found, linked)
     for path in scope.files:
         try:
             st = os.stat(path)
@@ -152,13 +170,20 @@ class Indexer:
         """Bring the index up to date with the files of ``scope``."""
         started = time.perf_counter()
         report = SyncReport()
-        disk = scan(scope)
+        links: list[str] = []
+        disk = scan(scope, links)
+        # A confined scope's links out are left as they are in the index (another command's
+        # scope may hold them), but neither read nor in this scope.
+        outside = {path for path in links if not scope.reaches(path)} if scope.confined else ()
+        on_disk = disk
+        if outside:
+            disk = {path: st for path, st in disk.items() if path not in outside}
         report.files = len(disk)
         # (path, id, size, mtime_ns, ino) of every file indexed: compared with the disk here;
         # a file's full row is read again inside the write transaction, where it counts.
         rows = self._conn.execute("SELECT path, id, size, mtime_ns, ino FROM files").fetchall()
         seen = {row[0]: row for row in rows}
-        gone = [row[1] for row in rows if row[0] not in disk and scope.holds(row[0])]
+        gone = [row[1] for row in rows if row[0] not in on_disk and scope.holds(row[0])]
         changed = [path for path, st in disk.items() if rebuild or _differs(seen.get(path), st)]
         # ATIF files first, so the ATOF roots they hold are known to be held (see
         # _index_root); oldest first: later files get later text rows, which search lists
