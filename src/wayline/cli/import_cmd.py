@@ -42,20 +42,22 @@ def import_(paths: tuple[Path, ...], output_dir: Path | None, fmt: str) -> None:
     replaces its sessions. `wayline sessions` and `wayline view` read them.
     """
     from wayline.host.config import wayline_home
-    from wayline.importers import ImportFailure, detect_format, files_in, import_file
+    from wayline.importers import Batch, ImportFailure, detect_format, files_in, import_file
 
     directory = output_dir if output_dir is not None else wayline_home() / "imported"
     failed = False
+    given: list[tuple[list[Path], bool]] = []
     for path in paths:
         if path.is_dir():
-            candidates = files_in(path)
-            named = False
+            given.append((files_in(path), False))
         elif path.exists():
-            candidates, named = [path], True
+            given.append(([path], True))
         else:
             say_error(f"{path}: no such file or directory")
             failed = True
-            continue
+    # the files imported together: a Codex parent rollout embeds its spawned agents' rollouts
+    batch = Batch(tuple(file for candidates, _ in given for file in candidates))
+    for candidates, named in given:
         for file in candidates:
             chosen = fmt
             try:
@@ -69,7 +71,7 @@ def import_(paths: tuple[Path, ...], output_dir: Path | None, fmt: str) -> None:
                     warn(f"{file}: skipped: not a session file of a known format")
                 continue
             try:
-                written = import_file(file, directory, chosen)
+                written = import_file(file, directory, chosen, batch)
             except ImportFailure as exc:
                 say_error(str(exc))
                 failed = True

@@ -11,13 +11,23 @@ One model response (its reasoning, message and calls) is one agent step; a tool 
 user message ends it. A message recorded both as an event and as a response item is one step.
 Reasoning summaries are the step's ``reasoning_content`` (encrypted reasoning is not kept).
 ``token_count`` gives the step its metrics from ``last_token_usage`` (repeats counted once).
+
+A spawned agent (``multi_agent_v1.spawn_agent``) writes a rollout of its own whose
+``session_meta`` names its parent thread. Imported alone it is its own session
+(``extra.source.parent_session_id``); imported in one batch with its parent's rollout it is
+embedded in the parent, referenced from the result of the call that spawned it (the call the
+child names, else the ``spawn_agent`` call whose result or ``item_completed`` event names the
+child's thread), and is not written on its own.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from wayline.importers.common import (
+    Batch,
     Imported,
     ImportFailure,
     Trajectory,
@@ -30,7 +40,7 @@ from wayline.importers.common import (
 from wayline.relay.atif.model import Step
 from wayline.relay.atif.payloads import JsonDict
 
-__all__ = ["AGENT", "read_codex"]
+__all__ = ["AGENT", "Threads", "read_codex"]
 
 AGENT = "codex"
 _ITEM_TYPES = (
@@ -54,6 +64,7 @@ class _Builder:
         self.last_user: Step | None = None  # the user step no agent step has followed yet
         self.last_usage: object = None
         self.skipped = 0
+        self.spawned: dict[str, str] = {}  # child thread id -> the call that spawned it
 
     def _agent(self, stamp: str | None) -> Step:
         if self.step is None:
@@ -73,6 +84,7 @@ class _Builder:
 
     def agent_text(self, text: str, stamp: str | None, extra: JsonDict) -> None:
         if self.step is not None and (self.step.message == text or text in self.step.message):
+            self.step.extra.update(extra)
             return
         step = self._agent(stamp)
         step.message = f"{step.message}\n\n{text}" if step.message else text
@@ -80,16 +92,17 @@ class _Builder:
 
     def item(self, number: int, item: JsonDict, stamp: str | None) -> None:
         kind = item.get("type")
+        ids: JsonDict = {"message_id": item["id"]} if isinstance(item.get("id"), str) else {}
         if kind == "message":
             role = item.get("role")
             text = text_of(item.get("content"))
             if role == "user":
-                self.user(text, stamp, {"item": "response_item"})
+                self.user(text, stamp, {"item": "response_item", **ids})
             elif role == "assistant":
-                self.agent_text(text, stamp, {})
+                self.agent_text(text, stamp, ids)
             elif isinstance(role, str):
                 self._close()
-                self.t.step("system", text, stamp, {"role": role})
+                self.t.step("system", text, stamp, {"role": role, **ids})
             else:
                 raise ImportFailure(self.path, number, "payload.role", "missing")
         elif kind == "reasoning":
@@ -112,6 +125,10 @@ class _Builder:
             step = self._agent(stamp)
             call = self.t.call(step, call_id, str(name), arguments_of(raw))
             call.extra = {**(call.extra or {}), "type": kind}
+            if isinstance(item.get("namespace"), str):
+                call.extra["namespace"] = item["namespace"]  # multi_agent_v1.spawn_agent …
+            if isinstance(item.get("id"), str):
+                call.extra["item_id"] = item["id"]
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
@@ -141,11 +158,42 @@ class _Builder:
         elif kind == "token_count":
             self._tokens(event.get("info"))
         elif kind == "collab_tool_call":
-            call = self.t.calls.get(str(event.get("call_id")))
-            if call is not None and isinstance(event.get("new_thread_id"), str):
-                call[1].extra = {**(call[1].extra or {}), "child_thread_id": event["new_thread_id"]}
+            if isinstance(event.get("new_thread_id"), str):
+                self._spawned(event.get("call_id"), [event["new_thread_id"]])
+        elif kind == "item_completed" and isinstance(event.get("item"), dict):
+            done = event["item"]  # newer versions: a spawn_agent call names the threads it made
+            if done.get("type") == "CollabAgentToolCall" and done.get("tool") == "spawn_agent":
+                self._spawned(done.get("id"), done.get("receiver_thread_ids"))
+            else:
+                self.skipped += 1
         else:
             self.skipped += 1  # UI events that repeat what the response items hold
+
+    def _spawned(self, call_id: object, threads: object) -> None:
+        found = self.t.calls.get(call_id) if isinstance(call_id, str) else None
+        if found is None or not isinstance(threads, list):
+            return
+        for thread in threads:
+            if isinstance(thread, str):
+                self.spawned.setdefault(thread, found[1].call_id)
+                found[1].extra = {**(found[1].extra or {}), "child_thread_id": thread}
+
+    def spawn_call(self, thread: str, named: object) -> str | None:
+        """The call that spawned ``thread``: the one the child names, else the one an event
+        or the call's own result (``{"agent_id": …}``) names."""
+        if isinstance(named, str) and named in self.t.calls:
+            return self.t.calls[named][1].call_id
+        if thread in self.spawned:
+            return self.spawned[thread]
+        for step in self.t.agent_steps():
+            for result in step.results:
+                try:
+                    output = json.loads(result.content or "")
+                except ValueError:
+                    continue
+                if isinstance(output, dict) and output.get("agent_id") == thread:
+                    return result.source_call_id
+        return None
 
     def _tokens(self, info: object) -> None:
         if not isinstance(info, dict):
@@ -173,27 +221,91 @@ class _Builder:
             target.metrics = metrics_of(usage)
 
 
-def read_codex(path: Path) -> list[Imported]:
-    """The session of one Codex rollout file."""
-    lines = list(read_jsonl(path))
-    if not lines:
-        raise ImportFailure(path, None, "file", "empty: no records")
-    meta: JsonDict = {}
+Lines = list[tuple[int, JsonDict]]
+
+
+def _meta(path: Path, lines: Lines) -> JsonDict:
+    """The ``session_meta`` payload (or the older layout's header line); {} when none."""
     first_number, first = lines[0]
     if first.get("type") == "session_meta":
         payload = first.get("payload")
         if not isinstance(payload, dict):
             raise ImportFailure(path, first_number, "payload", "missing or not an object")
-        meta = payload
+        meta: JsonDict = payload
     elif "type" not in first and "id" in first:
         meta = first  # the older flat layout: the first line is the session's header
-    session_id = meta.get("id") or meta.get("session_id")
-    if meta and not isinstance(session_id, str):
+    else:
+        return {}
+    if not isinstance(meta.get("id") or meta.get("session_id"), str):
         raise ImportFailure(path, first_number, "payload.id", "missing or not a string")
-    source_id = session_id if isinstance(session_id, str) else path.stem
-    version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
-    root = Trajectory.root(source_id, AGENT, version, None)
-    builder = _Builder(root, path)
+    return meta
+
+
+def _spawn(meta: JsonDict) -> JsonDict:
+    """``source.subagent.thread_spawn`` of a spawned agent's rollout; {} for any other."""
+    source = meta.get("source")
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    thread = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    return thread if isinstance(thread, dict) else {}
+
+
+def parent_of(meta: JsonDict) -> str | None:
+    """The thread that spawned this rollout's agent, if one did."""
+    parent = _spawn(meta).get("parent_thread_id")
+    return parent if isinstance(parent, str) else None
+
+
+def _head(path: Path) -> JsonDict | None:
+    """The ``session_meta`` payload on the first line of ``path``, without reading the rest."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return None
+    if b'"session_meta"' not in first:
+        return None
+    try:
+        line = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    payload = line.get("payload") if isinstance(line, dict) else None
+    return payload if isinstance(payload, dict) and isinstance(payload.get("id"), str) else None
+
+
+class Threads:
+    """The Codex rollouts among the files of one batch: each thread's file, and the threads
+    each thread spawned. Built from first lines only, once per batch."""
+
+    def __init__(self, files: Iterable[Path]) -> None:
+        self.file: dict[str, Path] = {}
+        self.children: dict[str, list[str]] = {}
+        for path in files:
+            if path.suffix != ".jsonl":
+                continue
+            meta = _head(path)
+            if meta is None:
+                continue
+            thread = str(meta["id"])
+            self.file.setdefault(thread, path)
+            parent = parent_of(meta)
+            if parent is not None:
+                self.children.setdefault(parent, []).append(thread)
+
+    @classmethod
+    def of(cls, batch: Batch | None) -> Threads:
+        """The batch's index (an empty one without a batch)."""
+        if batch is None:
+            return cls(())
+        known = batch.memo.get("codex-threads")
+        if isinstance(known, Threads):
+            return known
+        made = cls(batch.files)
+        batch.memo["codex-threads"] = made
+        return made
+
+
+def _fill(trajectory: Trajectory, path: Path, lines: Lines, meta: JsonDict) -> _Builder:
+    builder = _Builder(trajectory, path)
     for number, line in lines[1:] if meta else lines:
         kind = line.get("type")
         stamp = when(line.get("timestamp"))
@@ -217,25 +329,78 @@ def read_codex(path: Path) -> list[Imported]:
             raise ImportFailure(path, number, "type", "missing or not a string")
         else:
             builder.skipped += 1
-    if not root.node.steps:
+    if not trajectory.node.steps:
         raise ImportFailure(path, None, "file", "no messages or tool calls")
+    return builder
+
+
+def _lines(path: Path) -> Lines:
+    lines = list(read_jsonl(path))
+    if not lines:
+        raise ImportFailure(path, None, "file", "empty: no records")
+    return lines
+
+
+def _source_of(meta: JsonDict, builder: _Builder) -> JsonDict:
     source: JsonDict = {}
     for key in ("cwd", "originator", "model_provider", "cli_version"):
         if isinstance(meta.get(key), str):
             source[key] = meta[key]
-    spawn = meta.get("source")
-    if isinstance(spawn, dict):
-        thread = (
-            (spawn.get("subagent") or {}).get("thread_spawn")
-            if isinstance(spawn.get("subagent"), dict)
-            else None
-        )
-        if isinstance(thread, dict):
-            source["parent_session_id"] = thread.get("parent_thread_id")
-            source["spawn_call_id"] = thread.get("spawn_call_id")
+    spawn = _spawn(meta)
+    if spawn:
+        source["parent_session_id"] = spawn.get("parent_thread_id")
+        source["spawn_call_id"] = spawn.get("spawn_call_id")
+        for key in ("agent_nickname", "agent_role", "depth"):
+            if spawn.get(key) is not None:
+                source[key] = spawn[key]
     if builder.skipped:
         source["skipped_records"] = builder.skipped
+    return source
+
+
+def _embed(
+    parent: Trajectory, thread_id: str, builder: _Builder, threads: Threads, seen: set[str]
+) -> list[str]:
+    """Embed the rollouts of the threads ``thread_id`` spawned (and theirs); their ids."""
+    embedded: list[str] = []
+    for child_id in threads.children.get(thread_id, []):
+        if child_id in seen:
+            continue  # a rollout naming an ancestor as its child: read once
+        seen.add(child_id)
+        path = threads.file[child_id]
+        lines = _lines(path)
+        meta = _meta(path, lines)
+        spawn = _spawn(meta)
+        name = spawn.get("agent_nickname") or spawn.get("agent_role") or "subagent"
+        child = parent.child(f"agent-{child_id}", str(name))
+        child.node.scope_uuid = child_id
+        sub = _fill(child, path, lines, meta)
+        child.node.extra = {"source": {"session_id": child_id, "path": str(path)}}
+        child.node.extra["source"].update(_source_of(meta, sub))
+        call_id = builder.spawn_call(child_id, spawn.get("spawn_call_id"))
+        if call_id is not None:
+            parent.link(call_id, child)
+        embedded += [child_id, *_embed(child, child_id, sub, threads, seen)]
+    return embedded
+
+
+def read_codex(path: Path, batch: Batch | None = None) -> list[Imported]:
+    """The session of one Codex rollout file, with the agents it spawned whose rollouts are
+    in ``batch``; nothing for a spawned agent whose parent's rollout is in ``batch``."""
+    lines = _lines(path)
+    meta = _meta(path, lines)
+    threads = Threads.of(batch)
+    parent = parent_of(meta)
+    if parent is not None and parent in threads.file:
+        return []  # embedded by its parent's import
+    session_id = meta.get("id") or meta.get("session_id")
+    source_id = session_id if isinstance(session_id, str) else path.stem
+    version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
+    root = Trajectory.root(source_id, AGENT, version, None)
+    builder = _fill(root, path, lines, meta)
+    source = _source_of(meta, builder)
+    embedded = _embed(root, source_id, builder, threads, {source_id})
     extra: JsonDict = {}
     if isinstance(meta.get("instructions"), str):
         extra["instructions"] = meta["instructions"]
-    return [Imported(root, AGENT, source_id, path, source, extra)]
+    return [Imported(root, AGENT, source_id, path, source, extra, embedded)]

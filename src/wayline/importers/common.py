@@ -35,6 +35,7 @@ from wayline.relay.atif.validate import validate_trajectory
 
 __all__ = [
     "FORMATS",
+    "Batch",
     "ImportFailure",
     "Imported",
     "Trajectory",
@@ -255,6 +256,17 @@ class Imported:
     path: Path
     source_extra: JsonDict = field(default_factory=dict)
     extra: JsonDict = field(default_factory=dict)
+    #: source session ids embedded here that an earlier import may have written on their own
+    embedded: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Batch:
+    """The files of one ``wayline import`` run, which a reader may look across (a Codex
+    rollout finds the rollouts of the agents it spawned among them)."""
+
+    files: tuple[Path, ...]
+    memo: dict[str, object] = field(default_factory=dict)  # what a reader derived, once
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
