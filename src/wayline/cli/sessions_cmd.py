@@ -43,8 +43,9 @@ def sessions() -> None:
     """Every recorded session (ATOF and ATIF files), listed, searched and totalled.
 
     PATHs are folders (searched recursively for .json and .jsonl files) or files; without
-    them, the recordings of $WAYLINE_HOME (relay/atof, relay/atif and imported). The index is a cache
-    over the files, updated on each command by size and mtime: deleting it loses nothing.
+    them, the recordings of $WAYLINE_HOME (relay/atof, relay/atif and imported). The index is
+    a cache over the files, updated on each command by size and mtime: deleting it loses
+    nothing.
     """
 
 
