@@ -46,8 +46,9 @@ _HEAD = re.compile(
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%.*])")
 # A glued value: up to whitespace, a quote, a separator, a closing bracket or a JSON escape.
+# A printf field's bracket (``password=%(pw)s``) is the placeholder's, not a closing one.
 _BARE = re.compile(
-    r"""(?:[^\s"'`,;&\\)<]|\\\\|\\(?![nrtbf"'\\]|u[0-9A-Fa-f]{4}))+"""
+    r"""(?:%\([A-Za-z_]\w{0,64}\)|[^\s"'`,;&\\)<]|\\\\|\\(?![nrtbf"'\\]|u[0-9A-Fa-f]{4}))+"""
 )  # a JSON-escaped backslash ("\\\\") is a character of the value
 # Where an unquoted line value stops: a raw or JSON-escaped line break.
 _LINE_END = re.compile(r"\r|\n|\\+[nr]")
@@ -281,8 +282,10 @@ def apply_assignments(
                 spans = strings[1:] if len(strings) > 1 else strings
         # the strings of a tuple are judged like a call's arguments: names stay
         judge_sep = "," if opener and q2 else sep
-        if sep == "," and not q1:
-            continue  # ('', Token, '#pop'): only a quoted name takes its next argument
+        if sep == "," and not (q1 and _opens_string(text, j, q1[-1])):
+            # ('', Token, '#pop'): only a quoted name takes its next argument, and only a
+            # whole quoted string is a name: ["… a stale token", "src/…"] is a list of lines
+            continue
         if q1 and not quoted and _CODE_WORD.fullmatch(text[start:end].rstrip(",;)}]")):
             continue  # {"token": i}: JSON has no bare words, so this is code
         if sep == "" and not text.startswith((q2 or "").lstrip("fbr@"), end):
@@ -387,6 +390,13 @@ def _starts_line(text: str, at: int) -> bool:
     if newline < 0 and reach > 0:
         return False
     return not text[newline + 1 : at].strip()
+
+
+def _opens_string(text: str, at: int, quote: str) -> bool:
+    """Whether a string opened by ``quote`` (escaped or not) starts right at ``at``: the name is
+    the whole string. At the text's start, a fragment such as ``sonar.login', '…`` (its opening
+    quote cut off) counts too."""
+    return at == 0 or text[at - 1] == quote
 
 
 def _after_scheme(text: str, start: int, end: int) -> int:

@@ -29,7 +29,7 @@ from wayline.redaction.assign import apply_assignments, names_before_separators
 from wayline.redaction.automaton import Automaton
 from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
 from wayline.redaction.jsontext import keep_json, replaced_spans
-from wayline.redaction.known import KnownValues, registry
+from wayline.redaction.known import MIN_LENGTH, KnownValues, registry
 from wayline.redaction.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
 from wayline.redaction.redact_rules import regex_rule as _regex_rule
 from wayline.redaction.secret_names import (
@@ -388,7 +388,34 @@ def redact_text_learning(text: str, into: KnownValues) -> str:
 def _redact(snap: _Snapshot, text: str) -> str:
     # Known values first: they are exact, and the rules then see their marker, not them.
     masked = snap.known.mask(text, REDACTED) if snap.known is not None else text
-    return keep_json(text, _rules(snap, masked))
+    ruled = _rules(snap, masked)
+    if ruled != masked:
+        ruled = _mask_repeats(masked, ruled)
+    return keep_json(text, ruled)
+
+
+# A value a rule replaced once is masked wherever else it occurs in the same text (principle
+# 7 within one text): "account:V password:V" shows no V. Values under MIN_LENGTH are words.
+_REPEATS_MIN, _REPEATS_MAX = MIN_LENGTH, 64
+
+
+def _mask_repeats(before: str, after: str) -> str:
+    """``after`` with every other occurrence of a value the rules replaced masked too (at most
+    64 values, each one linear scan)."""
+    spans = replaced_spans(before, after)
+    if not spans:
+        return after
+    values: dict[str, None] = {}
+    for a, b in spans:
+        value = before[a:b]
+        if b - a >= _REPEATS_MIN and REDACTED not in value and value not in REDACTED:
+            values[value] = None
+            if len(values) >= _REPEATS_MAX:
+                break
+    for value in sorted(values, key=len, reverse=True):
+        if value in after:
+            after = after.replace(value, REDACTED)
+    return after
 
 
 def _rules(snap: _Snapshot, text: str) -> str:
