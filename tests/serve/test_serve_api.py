@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -15,6 +16,8 @@ import pytest
 from serve_support import Served, wayline_env
 from store_support import PRICED, PRICED_TOO, UNPRICED, Recorded, run_wayline
 
+from wayline.serve.charts import fmt_count
+from wayline.serve.hub import FRESH_SECONDS
 from wayline.viewer import decode_data
 
 
@@ -223,8 +226,9 @@ def test_path_traversal_is_not_served(served: Served) -> None:
 
 
 def test_a_linked_file_outside_the_paths_is_not_served(recorded: Recorded, tmp_path: Path) -> None:
-    """A session whose file is a symbolic link leading out of the served folder is neither
-    listed nor shown nor diffed, while the session beside it is."""
+    """A session whose file is a symbolic link leading out of the served folder is in no
+    answer (list, search, detail, viewer, diff, stats, the charts), while the session beside
+    it is in all of them."""
     served_dir, outside = tmp_path / "served", tmp_path / "outside"
     served_dir.mkdir()
     outside.mkdir()
@@ -236,11 +240,18 @@ def test_a_linked_file_outside_the_paths_is_not_served(recorded: Recorded, tmp_p
     outside_id = json.loads(outside_file.read_text())["session_id"]
     server = Served(served_dir, home=tmp_path / "home", cwd=tmp_path)
     try:
-        assert _ids(server.get("/api/sessions").json()) == {inside_id}
-        assert server.get(f"/api/sessions/{outside_id}").status == 403
-        assert server.get(f"/sessions/{outside_id}/view").status == 403
+        assert _ids(server.get("/api/sessions?limit=0").json()) == {inside_id}
+        assert server.get(f"/api/sessions/{outside_id}").status == 404
+        assert server.get(f"/sessions/{outside_id}/view").status == 404
         assert server.get(f"/diff?a={inside_id}&b={outside_id}").status == 400
         assert server.get(f"/sessions/{inside_id}/view").status == 200
+        for by in ("model", "day", "status"):
+            rows = server.get(f"/api/stats?by={by}").json()
+            assert sum(row["sessions"] for row in rows) == 1, (by, rows)
+        inside = server.get(f"/api/sessions/{inside_id}").json()["session"]
+        assert sum(row["steps"] for row in server.get("/api/stats").json()) == inside["steps"]
+        tokens = f"{inside['model']} input: {fmt_count(inside['input_tokens'])}</title>"
+        assert tokens in server.get("/").text  # the charts: the inside session's tokens alone
     finally:
         server.stop()
 
@@ -251,24 +262,57 @@ def test_a_foreign_host_header_is_refused(served: Served) -> None:
     assert served.get("/api/sessions", headers={"Host": "localhost:1"}).status == 200
 
 
-def test_deleted_and_rewritten_files_show_on_the_next_request(
+def _fresh_window_after(changed: float) -> None:
+    """Wait out the documented window after a change made at ``changed`` (monotonic)."""
+    while time.monotonic() - changed < FRESH_SECONDS:
+        time.sleep(0.05)
+
+
+def test_deleted_and_rewritten_files_show_within_the_fresh_window(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    """A session file deleted, or rewritten with a new model, is reflected by the next request."""
+    """A session file deleted, or rewritten with a new model, is reflected in the first
+    answer to a request made FRESH_SECONDS after the change (stats and charts too)."""
     folder = tmp_path / "atif"
     shutil.copytree(recorded.home / "relay" / "atif", folder)
     server = Served(folder, home=tmp_path / "home", cwd=tmp_path)
     try:
         before = _ids(server.get("/api/sessions?limit=0").json())
+        assert "rewritten-model" not in server.get("/").text  # charts kept for this index
         victim = folder / f"wayline-atif-{recorded.ids['failed']}.json"
         victim.unlink()
+        _fresh_window_after(time.monotonic())
         assert _ids(server.get("/api/sessions?limit=0").json()) == before - {recorded.ids["failed"]}
         rewritten = folder / f"wayline-atif-{recorded.ids['chat']}.json"
         document = json.loads(rewritten.read_text())
         document["agent"]["model_name"] = "rewritten-model"
         rewritten.write_text(json.dumps(document))
+        _fresh_window_after(time.monotonic())
+        assert "rewritten-model" in server.get("/").text
         rows = server.get("/api/sessions?model=rewritten-model").json()
         assert _ids(rows) == {recorded.ids["chat"]}
+        stats = {row["key"]: row["sessions"] for row in server.get("/api/stats?by=model").json()}
+        assert stats["rewritten-model"] == 1
+    finally:
+        server.stop()
+
+
+def test_an_index_another_command_updated_is_seen(recorded: Recorded, tmp_path: Path) -> None:
+    """A file that `wayline sessions` indexed into the server's index first (so the server's
+    own update finds nothing new) still shows in the server's stats within the window."""
+    folder = tmp_path / "atif"
+    folder.mkdir()
+    first, second = recorded.atif_files[0], recorded.atif_files[1]
+    shutil.copy(first, folder / first.name)
+    server = Served(folder, home=tmp_path / "home", cwd=tmp_path)
+    try:
+        assert sum(row["sessions"] for row in server.get("/api/stats?by=status").json()) == 1
+        shutil.copy(second, folder / second.name)
+        changed = time.monotonic()
+        proc = run_wayline("sessions", "list", str(folder), home=tmp_path / "home", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        _fresh_window_after(changed)
+        assert sum(row["sessions"] for row in server.get("/api/stats?by=status").json()) == 2
     finally:
         server.stop()
 

@@ -61,7 +61,7 @@ def test_filter_and_search_from_the_form(page: Any, served: Served, recorded: Re
     assert _listed(page) == {recorded.ids["tools"]}
     assert page.locator("#hit-rows mark").first.inner_text() == "答案"
     link = page.locator("#hit-rows td.step a").first.get_attribute("href")
-    assert link == f"/sessions/{recorded.ids['tools']}/view#step-3"
+    assert link == f"/sessions/{recorded.ids['tools']}/view?step=3"
 
 
 def test_open_a_session_and_deep_link_a_step(page: Any, served: Served, recorded: Recorded) -> None:
@@ -78,6 +78,33 @@ def test_open_a_session_and_deep_link_a_step(page: Any, served: Served, recorded
     page.wait_for_selector("html[data-ready='1']")
     assert page.locator(".step.target").get_attribute("id") == "step-3"
     assert "答案是三" in page.locator("#step-3").inner_text()
+
+
+def test_a_delegated_child_opens_at_its_own_steps(
+    page: Any, served: Served, recorded: Recorded
+) -> None:
+    """A delegated child's viewer link, and its step links, open its parent's page focused
+    on the child's own steps inside it."""
+    child = recorded.ids["child"]
+    steps = served.get(f"/api/sessions/{child}").json()["steps"]
+    last = steps[-1]["step"]
+    assert "child done" in steps[-1]["text"]
+    _open(page, f"{served.base}/sessions/{child}")
+    page.click("#open-view")
+    page.wait_for_url(f"**/sessions/{child}/view#step-1-1")
+    page.wait_for_selector(".step.target")
+    assert page.locator(".step.target").get_attribute("id") == "step-1-1"
+    _open(page, f"{served.base}/sessions/{child}")
+    page.wait_for_selector(f"#session[data-steps='{len(steps)}']")
+    page.click(f"#steps tr[data-step='{last}'] td.step a")
+    page.wait_for_url(f"**/sessions/{child}/view#step-1-{last}")
+    page.wait_for_selector(".step.target")
+    target = page.locator(".step.target")
+    assert target.get_attribute("id") == f"step-1-{last}"
+    assert "مرحبا بالعالم" in target.inner_text()
+    _open(page, served.base + "/")
+    view = page.locator(f'#rows tr[data-session="{child}"] a', has_text="view")
+    assert view.get_attribute("href") == f"/sessions/{child}/view?step=1"
 
 
 def test_diff_of_two_picked_sessions(page: Any, served: Served, recorded: Recorded) -> None:

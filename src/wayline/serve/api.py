@@ -177,7 +177,9 @@ async def api_stats(request: Request) -> Response:
         where = _filter(params)
     except BadParam as exc:
         return bad_param(exc)
-    rows = await hub_of(request).ask(lambda store: store.stats(by, where))
+    rows = await hub_of(request).ask(
+        lambda store: store.stats(by, where), keep=("stats", by, where)
+    )
     return JSONResponse(rows)
 
 

@@ -3,9 +3,9 @@
 Security defaults: the server binds 127.0.0.1; a host that is not a loopback address needs
 ``allow_remote`` (:func:`check_host`). While it listens on loopback only, a request whose
 ``Host`` header is not a loopback name is refused (a web page elsewhere cannot reach it through
-DNS rebinding). It reads only files under the paths it was given
-(:class:`~wayline.serve.files.Roots`), sends no request anywhere, and its pages load nothing
-from the network.
+DNS rebinding). It reads only files under the paths it was given (a confined
+:class:`~wayline.store.Scope`, and :class:`~wayline.serve.files.Roots` for each file it opens),
+sends no request anywhere, and its pages load nothing from the network.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from wayline.serve import api, pages
 from wayline.serve.files import Roots
-from wayline.serve.hub import POLL_SECONDS, Hub, StoreWorker
+from wayline.serve.hub import FRESH_SECONDS, POLL_SECONDS, Hub, StoreWorker
 from wayline.store import SessionStore, index_path, scope_of
 
 __all__ = ["ServeConfig", "ServeError", "bind", "check_host", "create_app", "is_loopback", "run"]
@@ -50,7 +50,9 @@ class ServeError(ValueError):
 @dataclass(frozen=True)
 class ServeConfig:
     """What ``wayline serve`` serves: the recordings under ``paths`` (the home's when none),
-    indexed at ``index`` (default: as ``wayline sessions``), on ``host``:``port``."""
+    indexed at ``index`` (default: as ``wayline sessions``), on ``host``:``port``; answers
+    from an index at most ``fresh_seconds`` old, updated every ``poll_seconds`` while a live
+    page listens."""
 
     paths: Sequence[Path] = ()
     home: Path = field(default_factory=Path.cwd)
@@ -59,6 +61,7 @@ class ServeConfig:
     port: int = 8787
     allow_remote: bool = False
     poll_seconds: float = POLL_SECONDS
+    fresh_seconds: float = FRESH_SECONDS
 
     @property
     def index_file(self) -> Path:
@@ -137,10 +140,12 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 def create_app(config: ServeConfig) -> ASGIApp:
     """The app serving ``config``'s sessions (its store opens on first use)."""
-    scope = scope_of(list(config.paths), config.home)
+    # Confined: a file reached through a link leading out of the paths is in no answer (the
+    # list, search, stats and charts, a session) and is not read.
+    scope = replace(scope_of(list(config.paths), config.home), confined=True)
     index = config.index_file
     worker = StoreWorker(lambda: SessionStore(index, scope))
-    hub = Hub(worker, poll_seconds=config.poll_seconds)
+    hub = Hub(worker, poll_seconds=config.poll_seconds, fresh_seconds=config.fresh_seconds)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -79,6 +79,8 @@ function tools(t){return Object.keys(t||{}).map(function(k){return t[k]>1?k+"\u0
   .join(", ")||"-";}
 function status(s){return el("span","status st-"+s,s);}
 function sessionHref(id){return "/sessions/"+encodeURIComponent(id);}
+/* The viewer at step N of the session (the server finds a delegated child inside its parent). */
+function stepHref(id,n){return sessionHref(id)+"/view?step="+n;}
 function cell(tr,cls,value){var td=el("td",cls);
   if(value instanceof Node)td.appendChild(value);else td.textContent=value;tr.appendChild(td);
   return td;}
@@ -116,7 +118,8 @@ function draw(rows){var frag=document.createDocumentFragment();
     cell(tr,null,tools(r.tools));cell(tr,"n",num(r.input_tokens));
     cell(tr,"n",num(r.output_tokens));cell(tr,"n",usd(r.cost_usd));
     cell(tr,"n",r.errors?num(r.errors):"");
-    cell(tr,null,link(sessionHref(r.session_id)+"/view","view"));
+    cell(tr,null,link(r.parent_id?stepHref(r.session_id,1):sessionHref(r.session_id)+"/view",
+      "view"));
     frag.appendChild(tr);});
   body.replaceChildren(frag);
   note.textContent=rows.length?rows.length+" session"+(rows.length===1?"":"s"):"no sessions";
@@ -124,7 +127,7 @@ function draw(rows){var frag=document.createDocumentFragment();
 function drawHits(rows){hitsBody.replaceChildren();hits.hidden=false;
   rows.forEach(function(h){var tr=el("tr");tr.dataset.session=h.session_id;
     cell(tr,"id",link(sessionHref(h.session_id),h.session_id));
-    cell(tr,"step n",link(sessionHref(h.session_id)+"/view#step-"+h.step,String(h.step)));
+    cell(tr,"step n",link(stepHref(h.session_id,h.step),String(h.step)));
     cell(tr,null,h.field);var td=cell(tr,"text","");
     var parts=String(h.snippet).split(/[\u00ab\u00bb]/);
     parts.forEach(function(p,i){td.appendChild(i%2?el("mark",null,p):document.createTextNode(p));});
@@ -154,7 +157,7 @@ var main=document.getElementById("session"),id=main.dataset.session;
 var rows=document.getElementById("steps"),badge=document.getElementById("status");
 var cards=document.getElementById("cards"),count=document.getElementById("count");
 var byStep={};
-function viewHref(n){return sessionHref(id)+"/view#step-"+n;}
+function viewHref(n){return stepHref(id,n);}
 function card(name,value){var d=el("div");d.appendChild(el("dt",null,name));
   var dd=el("dd");if(value instanceof Node)dd.appendChild(value);else dd.textContent=value;
   d.appendChild(dd);d.dataset.card=name;cards.appendChild(d);}

@@ -21,7 +21,15 @@ from wayline.store import Scope
 from wayline.trajectory.compare import Difference, is_absent
 from wayline.viewer import Trajectory
 
-__all__ = ["Roots", "diff_document", "holds_session", "redacted", "viewer_trajectories"]
+__all__ = [
+    "Roots",
+    "diff_document",
+    "event_trajectories",
+    "holds_session",
+    "redacted",
+    "step_anchor",
+    "viewer_trajectories",
+]
 
 
 class Roots:
@@ -58,6 +66,39 @@ def viewer_trajectories(path: Path, session_id: str) -> list[Trajectory]:
     loaded = load_trajectory(path)
     picked = [t for t in loaded if holds_session(t.document, session_id)]
     return picked or loaded
+
+
+def event_trajectories(path: Path, events: list[dict[str, Any]], document: int) -> list[Trajectory]:
+    """The viewer's trajectory of one ATOF root (the ``document``-th of its conversion), from
+    that root's events alone, as ``wayline view`` draws it from the whole file: exact scope
+    times and the marks from the events, everything redacted. ``IndexError`` when the events
+    hold no such document (the file changed meanwhile)."""
+    from wayline.store.atof import convert_root
+    from wayline.viewer.load import Timing, ToolScopes, scan_events
+
+    converted = convert_root(events)[document].document
+    timing: Timing = {}
+    marks: list[dict[str, Any]] = []
+    tool_scopes: ToolScopes = {}
+    scan_events(events, timing, marks, tool_scopes)
+    return [
+        Trajectory(
+            redact_value(converted, max_string=sys.maxsize),
+            str(path),
+            "atof",
+            [],
+            timing,
+            redact_value(marks, max_string=sys.maxsize),
+            tool_scopes,
+        )
+    ]
+
+
+def step_anchor(where: Sequence[int], step: int) -> str:
+    """The viewer's anchor of step ``step`` (1-based) of the trajectory at ``where`` (indices
+    of ``subagent_trajectories``) in the page: ``step-N``, or ``step-1-N`` for a first
+    sub-agent's step N, as the viewer names them."""
+    return "-".join(["step", *(str(index + 1) for index in where), str(step)])
 
 
 def diff_document(path: Path, session_id: str) -> Mapping[str, Any]:

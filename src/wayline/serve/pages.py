@@ -15,10 +15,11 @@ import html
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from wayline.serve.api import (
     FILTERS,
@@ -32,8 +33,15 @@ from wayline.serve.api import (
 )
 from wayline.serve.assets import CSS, LIST_JS, SESSION_JS
 from wayline.serve.charts import charts_html
-from wayline.serve.files import Roots, diff_document, redacted, viewer_trajectories
-from wayline.store import STATUSES, SessionFilter, SessionStore
+from wayline.serve.files import (
+    Roots,
+    diff_document,
+    event_trajectories,
+    redacted,
+    step_anchor,
+    viewer_trajectories,
+)
+from wayline.store import STATUSES, SessionFilter, SessionSource, SessionStore, StoreError
 
 __all__ = ["diff_page", "list_page", "session_page", "view_page"]
 
@@ -132,7 +140,9 @@ async def list_page(request: Request) -> Response:
     except BadParam as exc:
         problem = f'<p class="note err">error: {_e(exc)}</p>'
     else:
-        charts = await hub_of(request).ask(lambda store: _charts(store, where))
+        charts = await hub_of(request).ask(
+            lambda store: _charts(store, where), keep=("charts", where)
+        )
     body = (
         '<main id="list">'
         + _filters_form(params)
@@ -183,11 +193,15 @@ async def session_page(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     session_id = found["session"]["session_id"]
+    # A delegated child is drawn inside its parent's page: open it at the child's first step.
+    view = f"/sessions/{quote(session_id, safe='')}/view"
+    if found["session"]["parent_id"]:
+        view += "?step=1"
     body = (
         f'<main id="session" data-session="{_e(session_id)}">'
         f'<h2>Session <code>{_e(session_id)}</code> <span id="status"></span></h2>'
         f'<div class="toolbar"><a class="button" id="open-view" '
-        f'href="/sessions/{_e(session_id)}/view">Open in the viewer</a>'
+        f'href="{_e(view)}">Open in the viewer</a>'
         '<a class="button plain" href="/">All sessions</a></div>'
         '<dl id="cards" class="cards"></dl><h2 id="count">0 steps</h2>'
         '<table class="rows"><thead><tr><th>#</th><th>source</th><th>at</th><th>model</th>'
@@ -197,27 +211,82 @@ async def session_page(request: Request) -> Response:
     return _page(session_id, body, SESSION_JS, _SESSION_POLICY)
 
 
+def _source(
+    store: SessionStore, asked: str, roots: Roots, *, events: bool
+) -> tuple[Row, SessionSource, list[dict[str, Any]] | None] | None:
+    """The session's row, where its trajectory is and, with ``events``, its ATOF root's events
+    (None for an ATIF file); None when there is none. :class:`BadParam` (``id``) for an
+    ambiguous prefix, :class:`Outside` for a file not served. On the store's thread."""
+    try:
+        found = store.source(asked)
+    except StoreError as exc:
+        raise BadParam("id", str(exc)) from None
+    if found is None:
+        return None
+    row, source = found
+    if not roots.holds(source.path):
+        raise Outside(f"id: {row['session_id']}: its file is outside the served paths")
+    if not events or not source.root:
+        return row, source, None
+    try:
+        return row, source, store.root_events(source)
+    except StoreError as exc:
+        raise _Unreadable(str(exc)) from None
+
+
+class _Unreadable(LookupError):
+    """A session's events that cannot be read now (its file changed meanwhile)."""
+
+
+def _step_param(request: Request) -> int | None:
+    text = request.query_params.get("step")
+    if text is None:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise BadParam("step", f"{text!r} is not a step number (1 or more)")
+    return int(text)
+
+
 async def view_page(request: Request) -> Response:
-    """``GET /sessions/{id}/view``: ``wayline view``'s page of the session's file (deep links:
-    ``#step-N``, ``#step-1-N`` in a sub-agent, as the viewer has them)."""
+    """``GET /sessions/{id}/view``: ``wayline view``'s page of the session (deep links:
+    ``#step-N``, ``#step-1-N`` in a sub-agent, as the viewer has them).
+
+    ``?step=N`` answers with a redirect to that page at the session's own step N, wherever
+    the page shows it (a delegated child is drawn inside its parent: ``#step-1-N``). A session
+    from an ATOF file (a running one, say) is drawn from its own events only, read where the
+    index says they are; an ATIF file is read whole."""
     from wayline.viewer import ViewerInputError, render_page
 
-    found = await _found(request, request.path_params["session_id"])
-    if isinstance(found, Response):
-        return found
-    row = found["session"]
-    path = _readable(request, row)
-    if isinstance(path, Response):
-        return path
+    asked = request.path_params["session_id"]
+    roots = roots_of(request)
+    try:
+        step = _step_param(request)
+        found = await hub_of(request).ask(
+            lambda store: _source(store, asked, roots, events=step is None)
+        )
+    except BadParam as exc:
+        return bad_param(exc)
+    except Outside as exc:
+        return _error_page(403, str(exc).partition(": ")[2])
+    except _Unreadable as exc:
+        return _error_page(409, f"cannot draw now: {exc}")
+    if found is None:
+        return _error_page(404, f"{asked}: no such session in scope")
+    row, source, events = found
     session_id = row["session_id"]
+    if step is not None:
+        target = f"/sessions/{quote(session_id, safe='')}/view#{step_anchor(source.where, step)}"
+        return RedirectResponse(target, status_code=303)
 
     def render() -> str:
-        return render_page(viewer_trajectories(path, session_id))
+        if events is None:
+            return render_page(viewer_trajectories(source.path, session_id))
+        return render_page(event_trajectories(source.path, events, source.document))
 
     try:
         page = await run_in_threadpool(render)
-    except (ViewerInputError, OSError, ValueError) as exc:
-        return _error_page(409, f"{path}: cannot draw now: {exc}")
+    except (ViewerInputError, OSError, ValueError, IndexError) as exc:
+        return _error_page(409, f"{source.path}: cannot draw now: {exc}")
     return HTMLResponse(page)
 
 
