@@ -13,8 +13,11 @@ a fresh process on a free port of 127.0.0.1. Figures:
 
 - first screen: ``GET /`` (the list page, with its charts drawn from ``stats`` by day, model
   and tool) then ``GET /api/sessions`` (the list's first request), back to back as the page
-  makes them, each an update of the index (what changed only) plus the question; the first
-  after start and the p95 of the rounds (goal <= 1,000 ms each);
+  makes them; the first after start and the p95 of the rounds (goal <= 1,000 ms each). A
+  request updates the index first (what changed only) when its last update is older than
+  ``FRESH_SECONDS``, so most back-to-back rounds answer from the index as it is;
+- the first screen when an update is due: the same after a pause of ``FRESH_SECONDS``, so
+  its page request walks the folder first (p95; goal <= 1,000 ms);
 - the server's peak RSS after the rounds, a search, ``stats`` and a live stream (goal <= 300
   MB);
 - the server's CPU while one live page listens (information): the index is updated every
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.sessions import Generator, index_process, p95, record, write_sessions
+from wayline.serve.hub import FRESH_SECONDS
 
 GOALS = {"first": 1000.0, "rss": 300.0}
 LISTEN_SECONDS = 5.0
@@ -141,6 +145,10 @@ def run(count: int, steps: int, rounds: int) -> list[JsonDict]:
                     time.sleep(0.05)
             up = (time.perf_counter() - started) * 1000
             measured = [_first_screen(base) for _ in range(rounds)]
+            due: list[tuple[float, float, float]] = []
+            for _ in range(max(3, rounds // 4)):
+                time.sleep(FRESH_SECONDS + 0.05)
+                due.append(_first_screen(base))
             _get(base + "/api/search?q=database%20failover")
             _get(base + "/api/stats?by=tool")
             stop = threading.Event()
@@ -166,6 +174,17 @@ def run(count: int, steps: int, rounds: int) -> list[JsonDict]:
                 GOALS["first"],
                 detail=f"page p95 {p95(pages):.1f} ms, list p95 {p95(lists):.1f} ms; "
                 f"index built beforehand in {seconds:.1f} s",
+            )
+        )
+        rows.append(
+            _row(
+                f"serve first screen with an index update due (after {FRESH_SECONDS:g} s), "
+                f"p95 of {len(due)}",
+                p95([m[2] for m in due]),
+                "ms",
+                GOALS["first"],
+                detail=f"page p95 {p95(sorted(m[0] for m in due)):.1f} ms, "
+                f"list p95 {p95(sorted(m[1] for m in due)):.1f} ms",
             )
         )
         rows.append(
