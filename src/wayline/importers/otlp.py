@@ -34,7 +34,8 @@ from wayline.importers.common import (
     metrics_of,
     text_of,
 )
-from wayline.relay.atif.model import Step
+from wayline.importers.otlp_messages import Message, input_messages, output_messages
+from wayline.relay.atif.model import Step, ToolCall
 from wayline.relay.atif.payloads import JsonDict
 
 __all__ = ["AGENT", "Span", "read_otlp", "spans_of"]
@@ -298,7 +299,7 @@ class _Group:
             found = self.root
         else:
             above = self.trajectory(parent)
-            if span.kind == "agent" and parent.kind != "agent":
+            if span.kind == "agent" and self._invoked_by_call(parent):
                 name = str(span.attr("gen_ai.agent.name", "hermes.subagent.role") or span.name)
                 found = above.child(f"agent-{span.span_id}", name)
                 found.node.scope_uuid = span.span_id
@@ -308,6 +309,14 @@ class _Group:
                 found = above
         self.owner[span.span_id] = found
         return found
+
+    def _invoked_by_call(self, parent: Span | None) -> bool:
+        """Whether the nearest model call, tool or agent span above is a model call or a tool
+        (wayline's ``subagent.{role}`` under the api span, an agent run as a tool); an agent
+        span under an agent span, or only under chains (a workflow), is the same agent."""
+        while parent is not None and parent.kind == "other":
+            parent = self.by_id.get(parent.parent_id or "")
+        return parent is not None and parent.kind in ("llm", "tool")
 
     def _call_above(self, span: Span | None) -> str | None:
         while span is not None:
@@ -336,15 +345,24 @@ class _Group:
             if isinstance(text, str) and text:
                 t.step("user", text, _stamp(span.start_ns), ids)
         elif kind == "llm" and not self._has_llm_below(span):
-            if not t.node.steps:
+            sent = input_messages(span.attributes)
+            if sent is not None:
+                self._sent(t, span, sent)
+            elif not t.node.steps:
                 text = _user_input(span)
                 if text:
                     t.step("user", text, _stamp(span.start_ns), {"span_id": span.span_id})
             model = span.attr("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
             extra = {**ids, "error": True} if span.error else ids
-            step = t.step("agent", _output(span), _stamp(span.start_ns), extra, model=model)
+            returned = output_messages(span.attributes)
+            answer = [m for m in returned or [] if m.role in ("assistant", "model", "")]
+            text = "\n\n".join(m.text for m in answer if m.text) if returned else _output(span)
+            step = t.step("agent", text, _stamp(span.start_ns), extra, model=model)
             step.metrics = _usage(span)
             self.step_of[span.span_id] = step
+            for n, (call_id, name, arguments) in enumerate(c for m in answer for c in m.calls):
+                made = t.call(step, call_id or f"{span.span_id}-{n}", name, arguments_of(arguments))
+                made.extra = {**(made.extra or {}), "from": "output_messages"}
         elif kind == "tool":
             above = self._step_above(span)
             if above is None or above not in t.node.steps:
@@ -352,19 +370,67 @@ class _Group:
                 above = agents[-1] if agents else t.step("agent", "", _stamp(span.start_ns), ids)
             step = above
             raw_id = span.attr("gen_ai.tool.call.id", "tool_call.id", "tool.id")
-            name = span.attr("gen_ai.tool.name", "tool.name") or span.name
+            name = str(span.attr("gen_ai.tool.name", "tool.name") or span.name)
             arguments = span.attr("gen_ai.tool.call.arguments", "input.value", "tool.parameters")
-            call = t.call(
-                step,
-                raw_id if isinstance(raw_id, str) and raw_id else span.span_id,
-                str(name),
-                arguments_of(arguments),
-            )
+            call = self._made(t, step, raw_id if isinstance(raw_id, str) else None, name)
+            if call is None:
+                call = t.call(
+                    step,
+                    raw_id if isinstance(raw_id, str) and raw_id else span.span_id,
+                    name,
+                    arguments_of(arguments),
+                )
             call.extra = {**(call.extra or {}), "span_id": span.span_id}
             self.call_of[span.span_id] = call.call_id
             result = span.attr("gen_ai.tool.call.result", "output.value")
             extra = {"status": "error"} if span.error else {}
             t.result(call.call_id, None if result is None else _text(result), extra)
+
+    def _made(self, t: Trajectory, step: Step, call_id: str | None, name: str) -> ToolCall | None:
+        """The call a model call's output already made that this tool span ran: by id, else
+        (a tool span without one) the first call of that name on the step still unanswered."""
+        if call_id:
+            found = t.calls.get(call_id)
+            if found is not None and t.result_of(found[1].call_id) is None:
+                return found[1]
+            return None
+        return next(
+            (
+                c
+                for c in step.tool_calls
+                if c.name == name
+                and (c.extra or {}).get("from") == "output_messages"
+                and "span_id" not in (c.extra or {})
+                and t.result_of(c.call_id) is None
+            ),
+            None,
+        )
+
+    def _sent(self, t: Trajectory, span: Span, sent: list[Message]) -> None:
+        """What a model call was sent: the whole history when it is the trajectory's first
+        (later ones were recorded as they happened), and tool results no tool span gave."""
+        stamp = _stamp(span.start_ns)
+        first = not t.node.steps
+        ids: JsonDict = {"span_id": span.span_id, "from": "input_messages"}
+        step: Step | None = None
+        for n, message in enumerate(sent):
+            if message.role == "tool" or message.answers is not None:
+                call = t.calls.get(message.answers or "")
+                if call is not None and t.result_of(call[1].call_id) is None:
+                    t.result(call[1].call_id, message.text, {"from": "input_messages"})
+                elif first:
+                    t.orphan_result(message.answers, message.text, {"from": "input_messages"})
+            elif not first:
+                continue
+            elif message.role in ("system", "developer"):
+                t.step("system", message.text, stamp, {**ids, "role": message.role})
+            elif message.role == "user":
+                t.step("user", message.text, stamp, ids)
+            else:
+                step = t.step("agent", message.text, stamp, ids)
+                for k, (call_id, name, arguments) in enumerate(message.calls):
+                    made = call_id or f"{span.span_id}-in{n}-{k}"
+                    t.call(step, made, name, arguments_of(arguments))
 
 
 def _depth(span: Span, by_id: dict[str, Span]) -> int:
@@ -373,6 +439,37 @@ def _depth(span: Span, by_id: dict[str, Span]) -> int:
         span = by_id[span.parent_id]
         n += 1
     return n
+
+
+def _said(messages: list[Message]) -> list[tuple[str, str, tuple[str | None, ...], str | None]]:
+    return [(m.role, m.text, tuple(c[0] for c in m.calls), m.answers) for m in messages]
+
+
+def _continued(groups: dict[str, list[Span]], keyed: set[str]) -> dict[str, list[Span]]:
+    """Traces with no session id whose first model call was sent the whole conversation of an
+    earlier trace's last model call (what it was sent and what it returned) go on that trace:
+    a client instrumented alone records each call of one conversation as a trace of its own."""
+    out: dict[str, list[Span]] = {}
+    ends: list[tuple[str, list[tuple[str, str, tuple[str | None, ...], str | None]]]] = []
+    for key, members in sorted(groups.items(), key=lambda kv: min(s.start_ns for s in kv[1])):
+        calls = sorted((s for s in members if s.kind == "llm"), key=lambda s: s.start_ns)
+        sent = input_messages(calls[0].attributes) if calls and key not in keyed else None
+        head = _said(sent) if sent else []
+        into = next(
+            (k for k, said in ends if said and len(head) > len(said) and head[: len(said)] == said),
+            None,
+        )
+        if into is not None:
+            out[into].extend(members)
+            ends = [(k, said) for k, said in ends if k != into]
+            key = into
+        else:
+            out[key] = list(members)
+        if calls and key not in keyed:
+            last = calls[-1].attributes
+            said = _said((input_messages(last) or []) + (output_messages(last) or []))
+            ends.append((key, said))
+    return out
 
 
 def read_otlp(path: Path) -> list[Imported]:
@@ -390,11 +487,13 @@ def read_otlp(path: Path) -> list[Imported]:
         if key is None:
             key = span.attr(*_SESSION_KEYS)
         groups.setdefault(str(key) if key is not None else span.trace_id, []).append(span)
+    keyed = {str(s.attr(*_SESSION_KEYS)) for s in spans if s.attr(*_SESSION_KEYS) is not None}
+    groups = _continued(groups, keyed)
     out: list[Imported] = []
     for session_id, members in groups.items():
         members.sort(key=lambda s: (s.start_ns, s.end_ns))
-        agent_span = next((s for s in members if s.kind == "agent"), None)
-        name = agent_span.attr("gen_ai.agent.name") if agent_span is not None else None
+        names = (s.attr("gen_ai.agent.name", "agent.name") for s in members if s.kind == "agent")
+        name = next((n for n in names if isinstance(n, str) and n), None)
         root = Trajectory.root(session_id, str(name or AGENT), None, None)
         group = _Group(root, members)
         depth: dict[str, int] = {}
