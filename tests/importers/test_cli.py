@@ -16,7 +16,7 @@ from conftest import DATA, run_import
 def test_folder_of_mixed_formats_lands_in_the_home_and_in_sessions_list(
     tmp_path: Path, home: Path
 ) -> None:
-    """A folder with Claude Code and Codex files (and a file of no known format) imports every
+    """A folder with Claude Code, Codex and OTLP files (and a file of no known format) imports every
     session into $WAYLINE_HOME/imported, warns once for the other file, and `wayline sessions
     list` shows the imported sessions."""
     folder = tmp_path / "in"
@@ -25,8 +25,9 @@ def test_folder_of_mixed_formats_lands_in_the_home_and_in_sessions_list(
     proc = run_import(folder, home=home)
     assert proc.returncode == 0, proc.stderr
     written = {Path(line).name for line in proc.stdout.split()}
-    assert len(written) == 7  # the real Codex subagent's rollout is embedded in its parent's
-    assert {name.split("-")[1] for name in written} == {"claude", "codex"}
+    # the real Codex subagent's rollout is embedded in its parent's; one session per OTLP file
+    assert len(written) == 9
+    assert {name.split("-")[1] for name in written} == {"claude", "codex", "otlp"}
     assert proc.stderr.strip().splitlines() == [
         f"warning: {folder / 'notes.json'}: skipped: not a session file of a known format"
     ]
