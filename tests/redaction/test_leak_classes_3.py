@@ -75,3 +75,87 @@ def test_bench_synthetic_session_is_not_altered() -> None:
         if redact_text(result["content"]) != result["content"]
     ]
     assert altered == []
+
+
+def _hex(n: int) -> str:
+    return _rand(n, "0123456789abcdef")
+
+
+def test_a_terminal_colour_code_written_as_an_escape() -> None:
+    """A key after a colour code written as an escape (JSON's \\u001b, C's \\033) is a key."""
+    key = "sk-" + _hex(32)
+    out = redact_text(json.dumps({"c": f">>>\x1b[93m{key}\x1b[0m<<<"}))
+    assert key not in out and "\\u001b[93m<redacted>" in out
+    assert redact_text(f"\\033[1;32m{key}") == "\\033[1;32m<redacted>"
+
+
+def test_a_key_of_snake_case_pieces_is_no_name() -> None:
+    """A token of ``_``-joined pieces with a random piece of 16+ characters after a credential
+    word is a key (``sk_<n>_<n>_<hex>``); a snake_case name of short words stays."""
+    key = f"sk_{_rand(4, string.digits)}_{_rand(6, string.digits)}_{_hex(32)}"
+    assert redact_text(f"acme secret {key}") == "acme secret <redacted>"
+    assert redact_text("the secret key_derivation_function_v2") == (
+        "the secret key_derivation_function_v2"
+    )
+
+
+def test_two_credential_words_take_a_shorter_token() -> None:
+    """After two credential words (``private token``, ``secret key=`` glued to a vendor's name)
+    a token of 10+ characters with a letter and a digit is the secret; versions and dates stay."""
+    value = _rand(14, string.ascii_lowercase + string.digits)
+    assert redact_text(f"acme private token {value}") == "acme private token <redacted>"
+    assert redact_text(f"acme_secret key={value}") == "acme_secret key=<redacted>"
+    for text in ("use the access token v1.2.3.4567 now", "access token 2024-01-01T10:00"):
+        assert redact_text(text) == text
+
+
+def test_vendor_key_names_take_short_and_letter_heavy_keys() -> None:
+    """Under ``<vendor>_key``: a 10-15 character key of letters and digits, a 16+ character
+    mixed-case key with a digit, and random letters (no pronounceable words) are keys; names
+    made of words stay."""
+    short = _rand(12, string.ascii_uppercase + string.digits)
+    short = short[:3] + "ABC" + short[6:9] + "123"
+    assert redact_text(f"acme_key = {short}") == "acme_key = <redacted>"
+    mixed = "yhTFulkELh3-jC6oudRX"
+    assert redact_text(f"acme_key = {mixed}") == "acme_key = <redacted>"
+    letters = "DjayBenyJrtpvydFCzAphcqc"
+    assert redact_text(f'Acme_key = "{letters}"') == 'Acme_key = "<redacted>"'
+    for text in ("HEROKU_KEY=DefaultKeyName", "cache_key = layer12norm3", "sort_key = abc123de"):
+        assert redact_text(text) == text
+
+
+def test_personal_access_token_names_judge_their_value() -> None:
+    """``<vendor>_PAT`` holds a personal access token when its value looks like one; in code a
+    ``_PAT`` constant is a pattern and stays."""
+    token = _rand(34, "0123456789abcdef")
+    assert redact_text(f"ACME_PAT = {token}") == "ACME_PAT = <redacted>"
+    for text in ('_HEX_PAT = "[0-9A-Fa-f]{1,4}"', '_INIT_FACTORY_PAT = "__attr_factory_%s"'):
+        assert redact_text(text) == text
+
+
+def test_framework_session_cookies() -> None:
+    """A web framework's session cookie (Rails' ``_<app>_session``, PHPSESSID, JSESSIONID) holds
+    a bearer credential; ``self._session`` in code stays."""
+    value = _hex(32)
+    assert redact_text(f"_acme_session={value} # cookie") == "_acme_session=<redacted> # cookie"
+    assert redact_text(f"JSESSIONID={value.upper()}") == "JSESSIONID=<redacted>"
+    assert redact_text("self._session = Session()") == "self._session = Session()"
+
+
+def test_nats_seeds_and_alibaba_key_ids() -> None:
+    """A NATS nkey seed (``S`` + type + base32, 58 characters) and an Alibaba Cloud AccessKey id
+    (``LTAI``…) are replaced whole."""
+    seed = "SU" + "".join(_RNG.choice(string.ascii_uppercase + "234567") for _ in range(56))
+    assert redact_text(f"// {seed}") == "// <redacted>"
+    key_id = "LTAI" + _rand(20)
+    assert redact_text(f"id {key_id} here") == "id <redacted> here"
+
+
+def test_long_runs_of_a_smaller_alphabet() -> None:
+    """A long run of hex in both cases with a few other letters is judged against the symbols
+    it uses; upper-case hex after ``0x`` (a curve constant) stays."""
+    body = "".join(_RNG.choice("0123456789abcdefABCDEF") for _ in range(300))
+    run = body[:100] + "N" + body[100:200] + "n" + body[200:]
+    assert redact_text(f'{{"url":{run}}}') == '{"url":<redacted>}'
+    const = "group_order = 0x" + "".join(_RNG.choice("0123456789ABCDEF") for _ in range(80))
+    assert redact_text(const) == const

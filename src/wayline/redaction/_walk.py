@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from operator import is_
 from typing import Any
 
-from wayline.redaction.assign import credential_like
+from wayline.redaction.assign import credential_like, short_key_like
 from wayline.redaction.known import KnownValues
 from wayline.redaction.memo import SanitizeMemo
 from wayline.redaction.redact import (
@@ -295,7 +295,7 @@ class _Walker:
             if kind == PLAIN or value is None or type(value) is bool:
                 out[out_key] = self.walk(value, depth + 1)
             elif kind == WEAK:
-                weak = type(value) is str and credential_like(value)
+                weak = type(value) is str and (credential_like(value) or short_key_like(value))
                 out[out_key] = self.string(REDACTED) if weak else self.walk(value, depth + 1)
             elif kind == IDENT:
                 out[out_key] = (

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from wayline.redaction.redact_rules import REDACTED
 from wayline.redaction.secret_names import is_expression, is_prose, made_of_words, split_key
 
-__all__ = ["apply_assignments", "names_before_separators"]
+__all__ = ["apply_assignments", "credential_like", "names_before_separators", "short_key_like"]
 
 # A shell word that closes its single quote, quotes one and reopens it, as a session's
 # terminal command writes 'export NAME='"'"'value'"'"'' or 'NAME='\''value'\''' (JSON-escaped
@@ -73,7 +73,8 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
     Scanning reversed text lets the engine skip to each separator at C speed and reject names
     without a trigger word there; a forward regex would be tried at every word start.
     """
-    # A bare "key" or "pass" holds no credential ("key: value" tables): they need a qualifier.
+    # A bare "key", "pass" or "pat" holds no credential ("key: value" tables): they need a
+    # qualifier.
     alternatives = "|".join(
         (
             rf"(?:(?<=[\w.\-]){re.escape(w[::-1])}|{re.escape(w[::-1])}(?=[\w.\-]))"
@@ -88,7 +89,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
-_QUALIFIED = frozenset({"key", "pass"})
+_QUALIFIED = frozenset({"key", "pass", "pat"})
 _ESCAPE_LETTER = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
 
 
@@ -319,7 +320,9 @@ def apply_assignments(
                 secret_len = judged[key] = _judge(name, value, quoted, text, b, judge_sep, ini)
             if secret_len is None:
                 continue
-            if not is_sensitive(name) and not credential_like(value[:secret_len], name):
+            if not is_sensitive(name) and not (
+                credential_like(value[:secret_len], name) or short_key_like(value[:secret_len])
+            ):
                 continue  # a weak name's value must look like a key itself
             b = a + secret_len  # the secret part may be the first word only
             if quoted and "f" in (q2 or "")[:2].lower() and "{" in value:
@@ -445,9 +448,30 @@ def credential_like(value: str, name: str = "") -> bool:
     if letters >= 2 and digits >= 4:
         return True
     # A vendor key of letters with few digits (SENDGRID_KEY=AbcdefGhijkLmnop…): mixed case
-    # that is not a name made of words (HEROKU_KEY=DefaultKeyName stays).
+    # that is not a name made of words (HEROKU_KEY=DefaultKeyName stays); with a digit, 16
+    # characters are enough (nasdaq_key = yhTFulkELh3-jC6oudRX).
     mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-    return mixed and digits + letters >= 20 and not made_of_words(value)
+    long_enough = digits + letters >= 20 or digits > 0
+    return mixed and long_enough and not _made_of_words(value)
+
+
+def short_key_like(value: str) -> bool:
+    """A short vendor key (10 to 15 characters, as some vendors issue): letters and digits
+    alone, at least three of each, and no name made of words (``layer12norm3``)."""
+    if _SHORT_KEY.fullmatch(value) is None:
+        return False
+    letters = sum(c.isalpha() for c in value)
+    return letters >= 3 and len(value) - letters >= 3 and not _made_of_words(value)
+
+
+_SHORT_KEY = re.compile(r"[A-Za-z0-9]{10,15}")
+# A run of consonants no word has (y counts as a vowel): random letters have them often.
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
+
+
+def _made_of_words(value: str) -> bool:
+    """``made_of_words``, and pronounceable: a run of five consonants is no word."""
+    return made_of_words(value) and _CONSONANTS.search(value) is None
 
 
 def _in_call(text: str, end: int, value: str) -> bool:

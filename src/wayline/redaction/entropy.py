@@ -45,6 +45,10 @@ _WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
 _DIGIT = re.compile(r"[0-9]")
 _DOTTED_TAIL = re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
 _ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf]")
+# A NATS nkey seed: "S", the key type (user, account, operator, server, cluster, curve), then
+# base32 (RFC 4648, upper case) to 58 characters. It is upper case and digits only, which the
+# random profile (it wants lower case) does not take.
+_NKEY_SEED = re.compile(r"S[UAONCX][A-Z2-7]{56}")
 
 
 # Each token character's class: digit, upper case, lower case, other ("+/_-").
@@ -81,8 +85,21 @@ def looks_random(core: str) -> bool:
         return False
     if sum(len(w) for w in _WORD.findall(core) if len(w) >= 4) >= _MAX_WORDS * n:
         return False  # mostly pronounceable words: an identifier such as getUTF8StringFromBase64
-    entropy = -sum(k / n * math.log2(k / n) for k in Counter(core).values())
-    return entropy >= _MIN_ENTROPY * math.log2(min(n, 64))
+    counts = Counter(core)
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    if entropy >= _MIN_ENTROPY * math.log2(min(n, 64)):
+        return True
+    # A long run drawn from a smaller alphabet (hex in both cases) cannot reach the entropy of
+    # 64 symbols: judged against the symbols it uses, when they are many and every class is
+    # well represented (a "0x" before upper-case hex is one lower-case letter, no mix).
+    alphabet = len(counts)
+    if n < _LONG_RUN or alphabet < 20 or min(classes.count(c) for c in "012") < n // 10:
+        return False
+    return entropy >= _SMALL_ALPHABET * math.log2(alphabet)
+
+
+_LONG_RUN = 64
+_SMALL_ALPHABET = 0.9
 
 
 # Provider object ids: tool calls (OpenAI ``call_``, ``fc_``; Anthropic ``toolu_``; Bedrock
@@ -265,7 +282,8 @@ def _redact_runs(text: str, replacement: str) -> str:
             if escape is not None:
                 start = escape.end()
         core = text[start:end].rstrip("=")
-        if _kept(text, start, core) or not looks_random(core.strip("-_")):
+        seed = _NKEY_SEED.fullmatch(core) is not None
+        if not seed and (_kept(text, start, core) or not looks_random(core.strip("-_"))):
             continue
         if urls is None:
             urls = [m.span() for m in _URL.finditer(text)]

@@ -218,8 +218,13 @@ class _Snapshot:
     long: dict[str, str] = field(default_factory=dict)
 
 
+# "pat" is a name's last word only after a separator (GITHUB_PAT): gate on those spellings,
+# not on every "path" and "pattern".
+_GATES = {"pat": ("_pat", "-pat", ".pat")}
+
+
 def _key_rules() -> tuple[SecretPattern, ...]:
-    triggers = frozenset(_key_words)
+    triggers = frozenset(g for w in _key_words for g in _GATES.get(w, (w,)))
     return (
         SecretPattern("assignment", triggers, _assign_apply),
         SecretPattern(

@@ -64,11 +64,18 @@ def after_escape(literal: str) -> str:
     return rf"(?<=\\[nrtbf]{literal})|(?<=\\u[0-9A-Fa-f]{{4}}{literal})"
 
 
+# The escape character of a terminal code, raw or written as an escape: JSON's \u001b (a
+# tool's output inside arguments or a transcript), C's and Python's \x1b, \033 and \e.
+_ESC = (r"\x1b", r"\\u001[bB]", r"\\x1[bB]", r"\\033", r"\\e")
+
+
 def after_ansi(literal: str) -> str:
-    """Lookbehinds for ``literal`` right after a terminal colour code (``\\x1b[93m``): the
-    ``m`` that ends it is no token part."""
+    """Lookbehinds for ``literal`` right after a terminal colour code (``\\x1b[93m``, also
+    JSON-escaped ``\\u001b[93m``): the ``m`` that ends it is no token part."""
     return "|".join(
-        rf"(?<=\x1b\[{codes}m{literal})" for codes in ("[0-9]", "[0-9]{2}", "[0-9];[0-9]{2}")
+        rf"(?<={esc}\[{codes}m{literal})"
+        for esc in _ESC
+        for codes in ("[0-9]", "[0-9]{2}", "[0-9];[0-9]{2}")
     )
 
 
@@ -174,7 +181,8 @@ _WORD_SEP = r"(?:[ \t]+|[\-_.](?=[A-Za-z]{0,32}[0-9]))"
 _GLUED_SEP = r"(?:[ \t]*[:=][ \t]*)"
 _TOKEN_VALUE = (
     r"(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))"
-    r"(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w\-+/=.]))(?![A-Za-z_]+\b)"
+    # a snake_case name's words are short; a piece of 16+ is a key's body (sk_12_34_<hex>)
+    r"(?![a-z][a-z0-9]{0,15}(?:_[a-z0-9]{1,15})+(?![\w\-+/=.]))(?![A-Za-z_]+\b)"
     r"(?![A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w\-+/=]))"  # win32api.RegEnumKey: code
     r"(?:[0-9]{20,255}(?![A-Za-z])|(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})"
@@ -210,6 +218,13 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"(?:\\*+[\"'])?[ \t]*+:[ \t]*+(?:\\*+[\"'])?"
      r"(?P<secret>" + _NOT_REDACTED + r"(?=[^\"\\\r\n]*[A-Za-z0-9])[^\"\\\r\n]+)",
      ("cookie",), 0),
+    # A web framework's session cookie, whose value is a bearer credential: Rails'
+    # "_<app>_session", PHP's PHPSESSID, Java's JSESSIONID, Laravel's, Express's connect.sid.
+    ("session_cookie",
+     r"(?i:(?<![\w.])(?:_[a-z0-9_]{1,40}_session|phpsessid|jsessionid|laravel_session"
+     r"|connect\.sid))[ \t]*=[ \t]*(?:\\*\")?"
+     r"(?P<secret>(?!<redacted>)(?=[^\s;,\"'\\]{0,63}[0-9])[^\s;,\"'\\&]{16,4096})",
+     ("_session", "phpsessid", "jsessionid", "connect.sid"), 0),
     ("query_secret_param",
      r"[?&;](?:key|sig|signature|auth|x-amz-signature|x-amz-credential|x-goog-signature"
      r"|x-goog-credential)=(?P<secret>" + _NOT_REDACTED + r"[^&#\s\"'<>]+)",
@@ -319,10 +334,20 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      + r"|(?<=[a-z0-9])" + _CRED_WORDS + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
      r"(?:\\*[\"'])?(?P<secret>" + _TOKEN_VALUE + r")(?![A-Za-z0-9_\-+/=.])",
      ("token", "secret", "key", "access", "private"), 0),
+    # Two credential words in a row ("private token", "access key", "secret key") say what
+    # follows more surely than one: a token of 10+ characters with a digit and a letter.
+    ("token_after_two_credential_words",
+     r"(?<![A-Za-z0-9])(?i:(?<!public)(?<!public[ _\-])(?:api|access|private|secret|auth)"
+     r"[ \t_\-]?(?:key|token|secret))[ \t]+(?:\\*[\"'])?"
+     r"(?P<secret>(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))(?![0-9]{4}-[0-9]{2}-)"
+     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
+     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])(?![a-z]+_[a-z_0-9]+(?![\w\-+/=.]))"
+     r"[A-Za-z0-9][A-Za-z0-9_\-+/=.]{9,255})(?![A-Za-z0-9_\-+/=.])",
+     ("token", "secret", "key"), 0),
     # A label of two words ("Secret Key: …", "access key=…", "API token: …"): the value,
     # 8+ characters with a digit, is the secret (one word is an assignment's name, judged there).
-    ("credential_label",
-     r"(?i:(?<![A-Za-z0-9_\-])(?:secret|access|api|private|auth|authentication|client|master"
+    ("credential_label",  # also glued to a vendor's name by "_" or "-" (acme_secret key=…)
+     r"(?i:(?:(?<![A-Za-z0-9_\-])|(?<=[A-Za-z0-9][_\-]))(?:secret|access|api|private|auth|authentication|client|master"
      r"|signing|encryption|license|account|app|bearer|personal[ \t]+access)[ \t]+"
      r"(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'`,;\\]{0,63}[0-9])[^\s\"'`,;\\]{8,256})",

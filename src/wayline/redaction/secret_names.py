@@ -176,7 +176,8 @@ _PASS_STEPS = frozenset(
 )
 # Substrings present in (the lowercase form of) every name `name_is_sensitive` accepts.
 KEY_TRIGGERS = (
-    "pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth", "login"
+    "pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth", "login",
+    "pat",
 )  # fmt: skip
 
 
@@ -222,7 +223,9 @@ def name_is_sensitive(words: tuple[str, ...]) -> bool:
 
 # "<vendor>_key" / "<vendor>Login" may hold a key (HEROKU_KEY, SONAR_LOGIN) or a name
 # (cache_key, sort_key): such a name counts only when its value looks like a credential.
-_WEAK_LAST = frozenset({"key", "login"})
+# "<vendor>_pat" is a personal access token (GITHUB_PAT, ASANA_PAT) or, in code, a pattern
+# (_HEX_PAT = "[0-9A-Fa-f]{1,4}"): its value decides too.
+_WEAK_LAST = frozenset({"key", "login", "pat"})
 _NOT_WEAK = frozenset(
     {"primary", "foreign", "sort", "partition", "hash", "cache", "dict", "lookup", "row",
      "unique", "group", "index", "search", "shortcut", "translation", "column", "field",
@@ -231,8 +234,8 @@ _NOT_WEAK = frozenset(
 
 
 def name_is_weak(words: tuple[str, ...]) -> bool:
-    """True for ``<qualifier>_key`` / ``<qualifier>_login`` names not known to hold a credential
-    or a non-secret (their values decide)."""
+    """True for ``<qualifier>_key`` / ``<qualifier>_login`` / ``<qualifier>_pat`` names not known
+    to hold a credential or a non-secret (their values decide)."""
     return len(words) >= 2 and words[-1] in _WEAK_LAST and words[-2] not in _NOT_WEAK
 
 

@@ -103,6 +103,9 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("readme_key", "rdme_", r"[a-z0-9]{64,80}(?![A-Za-z0-9])"),
     ("pagarme_key", "ak_", r"(?:live|test)_[A-Za-z0-9]{24,}"),
     ("ubidots_token", "BBFF-", r"[A-Za-z0-9]{30}(?![A-Za-z0-9])"),
+    # Alibaba Cloud AccessKey ids start "LTAI" (ids of access keys are paired with their
+    # secret, like AWS's AKIA: replaced too).
+    ("alibaba_access_key_id", "LTAI", r"[A-Za-z0-9]{12,24}(?![A-Za-z0-9])"),
 )
 
 

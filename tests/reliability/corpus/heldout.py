@@ -104,7 +104,12 @@ _EXPRESSION = re.compile(r"\$\{?[A-Za-z_][\w.\[\]'\"]*\}?|%\w*%|#\{.*\}")
 _PLACEHOLDERS = frozenset({"password", "passwd", "secret", "token", "changeme"})
 # In a connection string the password is the secret; server, database and user stay.
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<pw>[^;]+)", re.I)
-_SEQUENCE = re.compile(r"ABCDEFGHIJ|abcdefghij", re.IGNORECASE)
+# The alphabet written out, forwards or backwards: a documentation placeholder.
+_SEQUENCE = re.compile(r"ABCDEFGHIJ|ZYXWVUTSRQ", re.IGNORECASE)
+# A Google OAuth client id: public by RFC 6749 section 2.2 ("the client identifier is not a
+# secret") and by Google's documentation (it is embedded in every web page that signs in);
+# its client secret (GOCSPX-…, or the older 24 characters) is one, and is counted as one.
+_OAUTH_CLIENT_ID = re.compile(r"[0-9]+-[0-9A-Za-z_]{32}\.apps\.googleusercontent\.com")
 
 
 def excluded(case: measure.Case) -> str | None:
@@ -116,6 +121,8 @@ def excluded(case: measure.Case) -> str | None:
         return "an identifier or public value"
     assert case.secret is not None
     secret = case.secret.strip().strip("\"'")
+    if _OAUTH_CLIENT_ID.fullmatch(secret) is not None:
+        return "an identifier or public value"
     if _EXPRESSION.fullmatch(secret) is not None:
         return "a variable or template expression"
     if _SEQUENCE.search(case.secret) is not None or secret.lower() in _PLACEHOLDERS:
