@@ -144,3 +144,24 @@ def test_middleware_make_the_host_hand_over_copies(home: Path, workdir: Path) ->
     ):
         assert agent.run("first").text == "done"
     assert {kind for kind, _, _ in keeper.kept} == {"copy"}
+
+
+def test_a_synchronous_observer_makes_the_host_hand_over_copies(home: Path, workdir: Path) -> None:
+    """An observer called on the hook's own thread gets the live objects and could change
+    them: with one registered, the queued observer gets ``enqueue`` and copies."""
+    keeper = Keeper()
+    seen: list[str] = []
+    with (
+        ScriptedServer(TOOLS_THEN_ANSWER) as srv,
+        wayline.Agent(
+            model="m",
+            base_url=srv.base_url,
+            plugins=[_plugin(keeper)],
+            toolsets=["edits", "file"],
+            home=home,
+            cwd=workdir,
+        ) as agent,
+    ):
+        agent.on("post_tool_call", lambda **kw: seen.append(kw["tool_name"]))
+        assert agent.run("first").text == "done"
+    assert seen and {kind for kind, _, _ in keeper.kept} == {"copy"}

@@ -49,8 +49,9 @@ class QueuedObserver:
         raise NotImplementedError
 
     def enqueue_owned(self, payload: dict[str, Any]) -> None:
-        """Queue ``payload``, which the host never changes afterwards, nor anything in it (a
-        wayline host with no middleware): the observer's thread may read it as it is."""
+        """Queue ``payload``, which nobody changes afterwards, nor anything in it (a wayline
+        host with no middleware and no observer but queued ones): the observer's thread may
+        read it as it is."""
         self.enqueue(payload)
 
     def __call__(self, **payload: Any) -> None:
@@ -135,7 +136,7 @@ class HookBus:
     least one callback are keys, which keeps that test exact.
     """
 
-    __slots__ = ("_hooks", "_middleware", "_queued_only", "failures")
+    __slots__ = ("_hooks", "_middleware", "_queued_only", "_sync", "failures")
 
     def __init__(self, middleware: MiddlewareChains | None = None) -> None:
         # Tuples, replaced on registration: dispatch iterates without a lock while
@@ -145,10 +146,13 @@ class HookBus:
         self._queued_only: set[str] = set()
         self.failures = FailureLog(log, "Hook")
         # The host's middleware. Its runtime builds every payload anew and never changes one
-        # after a hook has seen it, but middleware may rewrite in place what a payload refers
-        # to (a request's messages, a tool's arguments): only a host without any hands its
-        # queued observers payloads they need not copy.
+        # after a hook has seen it, but middleware, and observers called on the hook's own
+        # thread, are handed the live objects and may rewrite in place what a payload refers
+        # to (a request's messages, a tool's arguments, the history, as context compression
+        # does): only a host with neither hands its queued observers payloads they need not
+        # copy.
         self._middleware = middleware
+        self._sync = False  # whether any callback is not a QueuedObserver
 
     def register(self, name: str, callback: HookCallback, plugin: str = "<direct>") -> None:
         """Append ``callback`` to hook ``name``; unknown names warn but are stored."""
@@ -164,6 +168,7 @@ class HookBus:
             )
         registration = Registration(callback, plugin, isinstance(callback, QueuedObserver))
         regs = self._hooks[name] = (*self._hooks.get(name, ()), registration)
+        self._sync = self._sync or not registration.queued
         if all(reg.queued for reg in regs):
             self._queued_only.add(name)
         else:
@@ -173,6 +178,7 @@ class HookBus:
         """Forget every registration."""
         self._hooks.clear()  # in place: ``active`` views handed out stay valid
         self._queued_only.clear()
+        self._sync = False
 
     def queued_only(self, name: str) -> bool:
         """True when every callback of ``name`` is a :class:`QueuedObserver`: a call site may
@@ -224,7 +230,7 @@ class HookBus:
         if name not in self._queued_only and has_unsanitized(payload):
             resolve_payload(payload)
         chains = self._middleware
-        owned = chains is not None and chains.empty()
+        owned = chains is not None and not self._sync and chains.empty()
         out: list[tuple[str, Any]] = []
         for reg in regs:
             try:

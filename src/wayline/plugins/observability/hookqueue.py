@@ -9,8 +9,8 @@ order, mostly while the agent waits for its model or a tool. This is the design 
 OpenTelemetry SDK's batch processor and of NeMo Relay's own dispatcher: one background
 thread, no second process.
 
-A wayline host without middleware hands over payloads it never changes afterwards, and those
-are queued as they are. Otherwise what is queued is a snapshot
+A wayline host with no middleware and only queued observers hands over payloads nobody
+changes afterwards, and those are queued as they are. Otherwise what is queued is a snapshot
 (:mod:`~wayline.plugins.observability.snapshot`): a copy of every dict and list of the
 payload, equal to it when the hook fired, sharing only values that cannot change. The thread
 reads the payload later, and by then the host may have appended to the conversation it

@@ -17,10 +17,11 @@ that grew (the conversation) keeps its copied prefix when that prefix still equa
 one. A change anywhere — a rewritten message, an edited argument — fails the comparison and
 is copied anew, so the snapshot is always equal to the payload at the time of the hook.
 
-A wayline host with no middleware hands over payloads it never changes afterwards (its
-runtime builds new lists and dicts for every hook), so its queued observers take the payload
-as it is (:meth:`Snapshots.stamp`); the copies are for hosts that make no such promise
-(Hermes) and for hosts whose middleware may rewrite what a payload refers to.
+A wayline host hands over payloads it never changes afterwards (its runtime builds new lists
+and dicts for every hook); with no middleware and no observer on the hook's own thread (both
+get the live objects and may rewrite them in place), nobody does, so its queued observers take
+the payload as it is (:meth:`Snapshots.stamp`). The copies are for the other cases: hosts that
+make no such promise (Hermes), middleware, synchronous observers.
 
 Copies are never changed after they are made (observers treat payloads as read-only), which
 is what lets the hook thread's memos key on their identity.
