@@ -105,3 +105,38 @@ def test_exporting_twice_gives_the_same_ids(recorded: dict[str, Path]) -> None:
 
     first, second, renamed = ids("atof:a"), ids("atof:a"), ids("atof:b")
     assert first == second == renamed
+
+
+def _ns(iso: str) -> int:
+    """An OTel SDK JSON time (ISO 8601 with microseconds, UTC) as integer microseconds."""
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1_000_000)
+
+
+def test_atif_export_times_each_tool_call_as_recorded(recorded: dict[str, Path]) -> None:
+    """Each tool span from the ATIF starts and ends at its call's recorded invocation times:
+    the recording's two parallel reads, given times where the second ran inside the first
+    (as parallel calls do), overlap in the export as recorded, the second ending first."""
+    document = json.loads(recorded["atif"].read_text())
+    (step,) = [s for s in document["steps"] if len(s.get("tool_calls") or ()) == 2]
+    first, second = step["extra"]["tool_invocations"]
+    base = first["start_timestamp"]
+    first["start_timestamp"], first["end_timestamp"] = base, base + 0.3
+    second["start_timestamp"], second["end_timestamp"] = base + 0.05, base + 0.1
+    recorded_times = {
+        i["invocation_id"]: (i["start_timestamp"], i["end_timestamp"])
+        for s in document["steps"]
+        for i in (s.get("extra") or {}).get("tool_invocations") or ()
+    }
+    spans = exported(atif_hooks(document))
+    tools = {
+        s["attributes"]["gen_ai.tool.call.id"]: s
+        for s in spans
+        if s["attributes"].get("gen_ai.tool.call.id") in recorded_times
+    }
+    assert len(tools) >= 3  # the delegation and the two parallel reads
+    for call_id, span in tools.items():
+        start, end = recorded_times[call_id]
+        assert abs(_ns(span["start_time"]) - round(start * 1_000_000)) <= 1, call_id
+        assert abs(_ns(span["end_time"]) - round(end * 1_000_000)) <= 1, call_id

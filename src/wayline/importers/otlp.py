@@ -262,6 +262,9 @@ def _usage(span: Span) -> JsonDict | None:
     return metrics_of(usage) if usage else None
 
 
+_NEVER = 1 << 80  # sorts after every end time: results no tool span gave keep their place
+
+
 class _Group:
     """The spans of one session turned into one trajectory with its subagents."""
 
@@ -276,9 +279,18 @@ class _Group:
         self.step_of: dict[str, Step] = {}
         self.call_of: dict[str, str] = {}  # tool span id -> tool call id
         self.pending: list[tuple[Trajectory, Span, Span, Trajectory]] = []
+        # When each tool span ended, by call id, and the steps it answered: a step's results
+        # are put in the order its tools finished, as a live recording has them (parallel
+        # tools often start at the same instant, so the spans' order says nothing).
+        self.ended: dict[str, int] = {}
+        self.answered: dict[int, Step] = {}
 
     def finish(self) -> None:
-        """Reference each subagent from the call that delegated to it."""
+        """Order each step's results by when their tools ended; reference each subagent from
+        the call that delegated to it."""
+        ended = self.ended
+        for step in self.answered.values():
+            step.results.sort(key=lambda r: ended.get(r.source_call_id or "", _NEVER))
         for above, span, parent, child in self.pending:
             call_id = span.attr("gen_ai.tool.call.id") or self._call_above(parent)
             if isinstance(call_id, str):
@@ -384,7 +396,10 @@ class _Group:
             self.call_of[span.span_id] = call.call_id
             result = span.attr("gen_ai.tool.call.result", "output.value")
             extra = {"status": "error"} if span.error else {}
-            t.result(call.call_id, None if result is None else _text(result), extra)
+            if t.result(call.call_id, None if result is None else _text(result), extra):
+                answered = t.calls[call.call_id][0]
+                self.ended[call.call_id] = span.end_ns
+                self.answered[id(answered)] = answered
 
     def _made(self, t: Trajectory, step: Step, call_id: str | None, name: str) -> ToolCall | None:
         """The call a model call's output already made that this tool span ran: by id, else

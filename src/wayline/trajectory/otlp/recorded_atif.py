@@ -191,9 +191,13 @@ class _Trajectory:
             for i in extra.get("tool_invocations") or ()
             if isinstance(i, Mapping)
         }
+        # A step's calls may have run in parallel: each is timed from the step's start, not
+        # after the call before it, so their spans overlap as the calls did.
+        step_ns = latest = self.ns
         for call in step.get("tool_calls") or ():
             if not isinstance(call, Mapping):
                 continue
+            self.ns = step_ns
             call_id = call.get("tool_call_id")
             name = call.get("function_name")
             timing = _dict(invocations.get(call_id))
@@ -212,7 +216,9 @@ class _Trajectory:
             status = _TOOL_STATUS.get(str(timing.get("status")), "ok")
             done = {**common, "result": result.get("content"), "status": status}
             done["duration_ms"] = (end - start) // 1_000_000
+            latest = max(latest, self.ns)
             yield "post_tool_call", done, end
+        self.ns = latest
 
     def child(self, ref: Mapping[str, Any], call_id: Any) -> Iterator[HookCall]:
         key = ref.get("trajectory_id") or ref.get("session_id")
