@@ -2,43 +2,66 @@
 
 from typing import TYPE_CHECKING, Any
 
-from wayline.contract import (
-    HOOK_SPECS,
-    MIDDLEWARE_KINDS,
-    MIDDLEWARE_SCHEMA_VERSION,
-    TELEMETRY_SCHEMA_VERSION,
-    VALID_HOOKS,
-    ControlRejected,
-    HookSpec,
-    RunContext,
-)
-from wayline.host import (
-    ConfigError,
-    HookBus,
-    MiddlewareChains,
-    PluginContext,
-    PluginManager,
-    ToolRegistry,
-    wayline_home,
-)
-
 if TYPE_CHECKING:
     from wayline.api import Agent, Tool, TurnResult, UntypedParameterWarning, tool
+    from wayline.contract import (
+        HOOK_SPECS,
+        MIDDLEWARE_KINDS,
+        MIDDLEWARE_SCHEMA_VERSION,
+        TELEMETRY_SCHEMA_VERSION,
+        VALID_HOOKS,
+        ControlRejected,
+        HookSpec,
+        RunContext,
+    )
+    from wayline.host import (
+        ConfigError,
+        HookBus,
+        MiddlewareChains,
+        PluginContext,
+        PluginManager,
+        ToolRegistry,
+        wayline_home,
+    )
 
 __version__ = "0.1.0"
 
-# The Python API pulls in the runtime; loaded on first use so `wayline --help` stays fast.
+# Every public name loads on first use: importing any ``wayline.*`` module runs this file
+# first, and a command imports only the layers it uses (``wayline --help`` none of them).
 _LAZY = {
-    "Agent": "wayline.api",
-    "Tool": "wayline.api",
-    "TurnResult": "wayline.api",
-    "UntypedParameterWarning": "wayline.api",
-    "tool": "wayline.api",
+    **dict.fromkeys(
+        (
+            "HOOK_SPECS",
+            "MIDDLEWARE_KINDS",
+            "MIDDLEWARE_SCHEMA_VERSION",
+            "TELEMETRY_SCHEMA_VERSION",
+            "VALID_HOOKS",
+            "ControlRejected",
+            "HookSpec",
+            "RunContext",
+        ),
+        "wayline.contract",
+    ),
+    **dict.fromkeys(
+        (
+            "ConfigError",
+            "HookBus",
+            "MiddlewareChains",
+            "PluginContext",
+            "PluginManager",
+            "ToolRegistry",
+            "wayline_home",
+        ),
+        "wayline.host",
+    ),
+    **dict.fromkeys(
+        ("Agent", "Tool", "TurnResult", "UntypedParameterWarning", "tool"), "wayline.api"
+    ),
 }
 
 
 def __getattr__(name: str) -> Any:
-    """Load the Python API's names (``Agent``, ``tool``…) on first access."""
+    """Load a public name (``Agent``, ``HookBus``, ``HOOK_SPECS``…) on first access."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'wayline' has no attribute {name!r}")

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wayline.api.functions import Tool
 from wayline.runtime import Runtime, build_runtime
 from wayline.runtime.loop import TurnLoop
 from wayline.runtime.settings import check_toolsets
+
+if TYPE_CHECKING:
+    from wayline.api.functions import Tool
 
 __all__ = ["SETTING_NAMES", "AgentSpec", "build_agent"]
 
