@@ -10,7 +10,9 @@ the same interpreter. Three arms: the plain script, wayline with no plugins, and
 the arms back to back in rotating order; each line is the median of the rounds' ratios
 (this machine's speed drifts within minutes). The first run of each arm is a warm-up
 (bytecode and page cache), and it is checked: both answers arrive, and the plugin arm wrote
-its files.
+its files. The arms run without ``PYTHONDONTWRITEBYTECODE``, so that the warm-up writes the
+bytecode an installed wayline has: with it set, every module edited since its last ``.pyc``
+was written would be compiled from source again in every timed run.
 
     .venv/bin/python -m bench.startup [--rounds 15] [--json]
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -82,6 +85,8 @@ def run(rounds: int = 15) -> list[dict[str, Any]]:
     """All three arms, rotating; returns the suite rows."""
     from bench.model_server import ModelServer
 
+    # This process's children only (the suite runs each line in a process of its own).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp = Path(tempfile.mkdtemp(prefix="wayline-bench-startup-"))
     try:
         workdir = tmp / "work"
