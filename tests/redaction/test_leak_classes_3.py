@@ -159,3 +159,14 @@ def test_long_runs_of_a_smaller_alphabet() -> None:
     assert redact_text(f'{{"url":{run}}}') == '{"url":<redacted>}'
     const = "group_order = 0x" + "".join(_RNG.choice("0123456789ABCDEF") for _ in range(80))
     assert redact_text(const) == const
+
+
+def test_a_vendor_key_glued_to_its_name_and_access_codes() -> None:
+    """``acmekey=`` (a vendor's name with ``key`` glued on) holds a key when its value looks like
+    one (``monkey`` and ``hotkey`` are words); a token after ``access code`` is a secret."""
+    value = "MNO" + _rand(3, string.digits) + "STU" + _rand(3, string.digits)
+    assert redact_text(f"acmekey={value}") == "acmekey=<redacted>"
+    for text in ("monkey=abc123def456", "hotkey = Ctrl1234Shift5"):
+        assert redact_text(text) == text
+    code = _hex(32)
+    assert redact_text(f"acme ACCESS code {code}") == "acme ACCESS code <redacted>"

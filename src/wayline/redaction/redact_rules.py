@@ -334,16 +334,17 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      + r"|(?<=[a-z0-9])" + _CRED_WORDS + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
      r"(?:\\*[\"'])?(?P<secret>" + _TOKEN_VALUE + r")(?![A-Za-z0-9_\-+/=.])",
      ("token", "secret", "key", "access", "private"), 0),
-    # Two credential words in a row ("private token", "access key", "secret key") say what
+    # Two credential words in a row ("private token", "access key", "access code") say what
     # follows more surely than one: a token of 10+ characters with a digit and a letter.
     ("token_after_two_credential_words",
      r"(?<![A-Za-z0-9])(?i:(?<!public)(?<!public[ _\-])(?:api|access|private|secret|auth)"
-     r"[ \t_\-]?(?:key|token|secret))[ \t]+(?:\\*[\"'])?"
+     r"[ \t_\-]?(?:key|token|secret|code))[ \t]+(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))(?![0-9]{4}-[0-9]{2}-)"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])(?![a-z]+_[a-z_0-9]+(?![\w\-+/=.]))"
      r"[A-Za-z0-9][A-Za-z0-9_\-+/=.]{9,255})(?![A-Za-z0-9_\-+/=.])",
-     ("token", "secret", "key"), 0),
+     ("token", "secret", "key", "access code", "access_code", "access-code", "auth code",
+      "auth_code", "secret code", "private code"), 0),
     # A label of two words ("Secret Key: …", "access key=…", "API token: …"): the value,
     # 8+ characters with a digit, is the secret (one word is an assignment's name, judged there).
     ("credential_label",  # also glued to a vendor's name by "_" or "-" (acme_secret key=…)

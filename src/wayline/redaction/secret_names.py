@@ -233,9 +233,21 @@ _NOT_WEAK = frozenset(
 )  # fmt: skip
 
 
+# English words that end in "key" (a vendor's key glued to its name, "uclassifykey", does too).
+_KEY_WORDS = frozenset(
+    {"monkey", "donkey", "turkey", "hockey", "jockey", "whiskey", "hotkey", "passkey", "lackey",
+     "malarkey", "latchkey", "turnkey", "keykey", "rekey", "subkey", "hashkey",
+     "sortkey", "cachekey", "primarykey", "foreignkey", "publickey", "mapkey", "dictkey"}
+)  # fmt: skip
+
+
 def name_is_weak(words: tuple[str, ...]) -> bool:
-    """True for ``<qualifier>_key`` / ``<qualifier>_login`` / ``<qualifier>_pat`` names not known
-    to hold a credential or a non-secret (their values decide)."""
+    """True for ``<qualifier>_key`` / ``<qualifier>_login`` / ``<qualifier>_pat`` names, and a
+    vendor's name with ``key`` glued on (``acmekey``), not known to hold a credential or a
+    non-secret (their values decide)."""
+    if len(words) == 1:
+        word = words[0]
+        return len(word) >= 6 and word.endswith("key") and word not in _KEY_WORDS
     return len(words) >= 2 and words[-1] in _WEAK_LAST and words[-2] not in _NOT_WEAK
 
 
