@@ -232,7 +232,7 @@ def test_a_linked_file_outside_the_paths_is_not_served(recorded: Recorded, tmp_p
     served_dir, outside = tmp_path / "served", tmp_path / "outside"
     served_dir.mkdir()
     outside.mkdir()
-    inside_file, outside_file = recorded.atif_files[0], recorded.atif_files[1]
+    inside_file, outside_file = _single_session_files(recorded)[:2]
     shutil.copy(inside_file, served_dir / inside_file.name)
     shutil.copy(outside_file, outside / outside_file.name)
     (served_dir / "linked.json").symlink_to(outside / outside_file.name)
@@ -260,6 +260,18 @@ def test_a_foreign_host_header_is_refused(served: Served) -> None:
     """Served on loopback, a request naming another host (DNS rebinding) is refused."""
     assert served.get("/api/sessions", headers={"Host": "attacker.example"}).status == 421
     assert served.get("/api/sessions", headers={"Host": "localhost:1"}).status == 200
+
+
+def _single_session_files(recorded: Recorded) -> list[Path]:
+    """The recorded ATIF files that hold one session each with token counts (not the
+    delegation, whose file embeds its child, nor a session that failed before any usage):
+    which file sorts first depends on the session ids of the run."""
+    return [
+        path
+        for path in recorded.atif_files
+        if "subagent_trajectory_ref" not in path.read_text()
+        and (json.loads(path.read_text()).get("final_metrics") or {}).get("total_prompt_tokens")
+    ]
 
 
 def _fresh_window_after(changed: float) -> None:
@@ -302,7 +314,7 @@ def test_an_index_another_command_updated_is_seen(recorded: Recorded, tmp_path: 
     own update finds nothing new) still shows in the server's stats within the window."""
     folder = tmp_path / "atif"
     folder.mkdir()
-    first, second = recorded.atif_files[0], recorded.atif_files[1]
+    first, second = _single_session_files(recorded)[:2]
     shutil.copy(first, folder / first.name)
     server = Served(folder, home=tmp_path / "home", cwd=tmp_path)
     try:
