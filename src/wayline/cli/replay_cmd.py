@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -92,7 +91,9 @@ def replay(
         fail(f"{type(exc).__name__}: {exc}", EXIT_FAILED)
     except Exception as exc:  # a plugin's failure while loading or running: one line, no trace
         fail(f"the replay failed: {type(exc).__name__}: {exc}", EXIT_FAILED)
-    report.differences = _redacted(report.differences)  # shown redacted, as diff shows them
+    from wayline.trajectory.compare import redacted
+
+    report.differences = redacted(report.differences)  # shown redacted, as diff shows them
     for note in report.notes:
         click.echo(f"note: {note}", err=True)  # diagnostics: stderr
     if as_json:
@@ -145,7 +146,7 @@ def _load(path: Path) -> Any:
 @click.option("--strict", is_flag=True, help="Also compare ids, timestamps, durations, usage.")
 def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> None:
     """Compare two trajectories step by step. Exit 0: same; 1: different; 2: trouble."""
-    from wayline.trajectory.compare import CompareOptions, compare
+    from wayline.trajectory.compare import CompareOptions, compare, redacted
 
     if as_json and as_html:
         fail("choose one of --json and --html")
@@ -154,7 +155,7 @@ def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> No
         differences = compare(a, b, CompareOptions(strict=strict))
     except (RecursionError, ValueError, TypeError) as exc:  # a value no trajectory holds
         fail(f"{old}, {new}: cannot compare: {type(exc).__name__}: {exc}")
-    differences = _redacted(differences)  # compared as read, shown redacted
+    differences = redacted(differences)  # compared as read, shown redacted
     if as_json:
         rows = [d.to_json() for d in differences]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
@@ -176,28 +177,6 @@ def diff(old: Path, new: Path, as_json: bool, as_html: bool, strict: bool) -> No
         if line is not None:
             click.echo(line)
     sys.exit(1 if differences else 0)
-
-
-def _redacted(differences: list[Any]) -> list[Any]:
-    """Each difference with its old and new values redacted, whoever wrote the files: each
-    value as it sits under the last key of its path (``arguments.api_key``), so a credential
-    key hides it whatever its shape (``wayline.redaction``; ids kept, nothing cut)."""
-    from dataclasses import replace
-
-    from wayline.redaction import redact_value
-    from wayline.trajectory.compare import is_absent
-
-    def shown(value: Any, key: str) -> Any:
-        if is_absent(value):
-            return value
-        return redact_value({key: value}, max_string=sys.maxsize)[key]
-
-    out = []
-    for d in differences:
-        names = [part for part in re.split(r"[.\[\]]", d.path) if part and not part.isdigit()]
-        key = names[-1] if names else "value"
-        out.append(replace(d, old=shown(d.old, key), new=shown(d.new, key)))
-    return out
 
 
 @click.group()

@@ -10,15 +10,11 @@ difference, a page at a time.
 from __future__ import annotations
 
 import json
-import re
-import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from wayline.mcp.paging import Lines, clip
-from wayline.redaction import redact_value
-from wayline.trajectory.compare import CompareOptions, Difference, compare, is_absent
+from wayline.trajectory.compare import CompareOptions, Difference, compare, is_absent, redacted
 
 __all__ = ["diff_text", "redacted"]
 
@@ -27,22 +23,6 @@ FIRST_CHARS = 600
 
 LINE_CHARS = 140
 """Characters of each value a difference's line shows."""
-
-
-def redacted(differences: list[Difference]) -> list[Difference]:
-    """Each difference with its old and new values redacted (see the module doc)."""
-
-    def shown(value: Any, key: str) -> Any:
-        if is_absent(value):
-            return value
-        return redact_value({key: value}, max_string=sys.maxsize)[key]
-
-    out = []
-    for d in differences:
-        names = [part for part in re.split(r"[.\[\]]", d.path) if part and not part.isdigit()]
-        key = names[-1] if names else "value"
-        out.append(replace(d, old=shown(d.old, key), new=shown(d.new, key)))
-    return out
 
 
 def _value(value: Any, limit: int) -> str:

@@ -9,16 +9,14 @@ point anywhere; neither is served.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from wayline.redaction import redact_value
 from wayline.store import Scope
-from wayline.trajectory.compare import Difference, is_absent
+from wayline.trajectory.compare import redacted
 from wayline.viewer import Trajectory
 
 __all__ = [
@@ -115,21 +113,3 @@ def diff_document(path: Path, session_id: str) -> Mapping[str, Any]:
     if len(found) == 1:
         return found[0]
     raise LookupError(f"{path}: holds no trajectory of session {session_id}")
-
-
-def redacted(differences: Sequence[Difference]) -> list[Difference]:
-    """Each difference with its old and new values redacted as ``wayline diff`` shows them:
-    each value as it sits under the last key of its path, so a credential key hides it
-    whatever its shape (ids kept, nothing cut)."""
-
-    def shown(value: Any, key: str) -> Any:
-        if is_absent(value):
-            return value
-        return redact_value({key: value}, max_string=sys.maxsize)[key]
-
-    out = []
-    for d in differences:
-        names = [part for part in re.split(r"[.\[\]]", d.path) if part and not part.isdigit()]
-        key = names[-1] if names else "value"
-        out.append(replace(d, old=shown(d.old, key), new=shown(d.new, key)))
-    return out

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wayline.relay.identify import collector_paused
@@ -103,6 +104,26 @@ _MISSING: Any = _Missing()
 def is_absent(value: Any) -> bool:
     """Whether a :class:`Difference` side is absent (a missing step, key or call)."""
     return value is _MISSING
+
+
+def redacted(differences: Sequence[Difference]) -> list[Difference]:
+    """Each difference with its old and new values redacted, whoever wrote the files, as every
+    output of differences shows them (``wayline diff``, ``replay``, ``serve``, ``mcp``): each
+    value as it sits under the last key of its path (``arguments.api_key``), so a credential
+    key hides it whatever its shape (``wayline.redaction``; ids kept, nothing cut)."""
+    from wayline.redaction import redact_value
+
+    def shown(value: Any, key: str) -> Any:
+        if is_absent(value):
+            return value
+        return redact_value({key: value}, max_string=sys.maxsize)[key]
+
+    out = []
+    for d in differences:
+        names = [part for part in re.split(r"[.\[\]]", d.path) if part and not part.isdigit()]
+        key = names[-1] if names else "value"
+        out.append(replace(d, old=shown(d.old, key), new=shown(d.new, key)))
+    return out
 
 
 @dataclass(frozen=True)
