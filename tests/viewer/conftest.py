@@ -8,7 +8,6 @@ they fail: CI must run them.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,16 +18,6 @@ import pytest
 from viewer_support import INJECTION_SCRIPT, PAYLOADS
 
 from wayline.testing.server import ScriptedServer
-
-CHROMIUM = os.environ.get("WAYLINE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def _wayline(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -103,34 +92,6 @@ def rewrite_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return base
-
-
-def _browser_or_skip() -> Any:
-    ci = os.environ.get("CI", "").lower() == "true"
-    problem = None
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        problem = "the playwright Python package is not installed"
-    if problem is None and not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        problem = f"chromium not found at {CHROMIUM} (apt-get install chromium)"
-    if problem is not None:
-        if ci:
-            pytest.fail(f"browser tests must run under CI=true: {problem}")
-        pytest.skip(problem)
-    return sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Debian Chromium for the whole module (playwright drives it, never installs)."""
-    sync_playwright = _browser_or_skip()
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture
