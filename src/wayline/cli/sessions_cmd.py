@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from wayline.cli.errors import fail, warn
+from wayline.store.shown import duration_text, usd_text
 
 __all__ = ["sessions"]
 
@@ -89,27 +90,6 @@ def _json(rows: Any) -> None:
 
 
 # -- formatting ----------------------------------------------------------------------------------
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 1000:
-        return f"{value:.0f}ms"
-    seconds = value / 1000
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{rest:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
 
 
 def _count(value: int | None) -> str:
@@ -189,13 +169,13 @@ def list_cmd(
             row["agent"] or "-",
             row["model"] or "-",
             _when(row["started_at"]),
-            _ms(row["duration_ms"]),
+            duration_text(row["duration_ms"]),
             row["status"],
             _count(row["steps"]),
             tools or "-",
             _count(row["input_tokens"]),
             _count(row["output_tokens"]),
-            _usd(row["cost_usd"]),
+            usd_text(row["cost_usd"]),
             _count(row["errors"]) if row["errors"] else "",
         )
     _console().print(table)
@@ -290,10 +270,10 @@ def stats_cmd(paths: tuple[Path, ...], by: str, as_json: bool, index: Path | Non
             _count(row["steps"]),
             _count(row["input_tokens"]),
             _count(row["output_tokens"]),
-            _usd(row["cost_usd"]),
+            usd_text(row["cost_usd"]),
             _count(row["errors"]),
-            _ms(row["p50_ms"]),
-            _ms(row["p95_ms"]),
+            duration_text(row["p50_ms"]),
+            duration_text(row["p95_ms"]),
         ]
         if by == "tool":
             cells.insert(2, _count(row["calls"]))
@@ -311,7 +291,7 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, str]:
         "steps": _count(sum(r["steps"] for r in rows)),
         "in": _count(sum(r["input_tokens"] for r in rows)),
         "out": _count(sum(r["output_tokens"] for r in rows)),
-        "cost": _usd(sum(costs)) if costs else "-",
+        "cost": usd_text(sum(costs)) if costs else "-",
         "errors": _count(sum(r["errors"] for r in rows)),
     }
 
@@ -346,7 +326,7 @@ def show_cmd(session_id: str, paths: tuple[Path, ...], as_json: bool, index: Pat
         ("agent", row["agent"] or "-"),
         ("model", ", ".join(row["models"]) or "-"),
         ("started", _when(row["started_at"]) + " UTC" if row["started_at"] else "-"),
-        ("took", _ms(row["duration_ms"])),
+        ("took", duration_text(row["duration_ms"])),
         ("status", row["status"]),
         ("steps", _count(row["steps"])),
         ("tools", tools),
@@ -355,7 +335,7 @@ def show_cmd(session_id: str, paths: tuple[Path, ...], as_json: bool, index: Pat
             f"{_count(row['input_tokens'])} in, {_count(row['output_tokens'])} out, "
             f"{_count(row['cached_tokens'])} cached",
         ),
-        ("cost", _usd(row["cost_usd"])),
+        ("cost", usd_text(row["cost_usd"])),
         ("errors", _count(row["errors"])),
         ("parent", row["parent_id"] or "-"),
         ("children", ", ".join(row["children"]) or "-"),
@@ -381,7 +361,7 @@ def show_cmd(session_id: str, paths: tuple[Path, ...], as_json: bool, index: Pat
         table.add_row(
             str(step["step"]),
             str(step["source"]),
-            _ms(step["at_ms"]),
+            duration_text(step["at_ms"]),
             step["model"] or "",
             _count(step["input_tokens"]) if step["input_tokens"] is not None else "",
             _count(step["output_tokens"]) if step["output_tokens"] is not None else "",

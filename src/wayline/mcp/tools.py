@@ -37,6 +37,7 @@ from wayline.store import (
     SessionStore,
     StoreError,
 )
+from wayline.store.shown import duration_text, usd_text
 
 __all__ = ["LIMITS", "Refused", "SessionTools"]
 
@@ -54,25 +55,6 @@ Row = dict[str, Any]
 
 class Refused(ValueError):
     """A question the tools cannot answer; ``str()`` names the parameter and what to do."""
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.7f}"
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 1000:
-        return f"{value:.0f}ms"
-    seconds = value / 1000
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{rest:02d}s"
 
 
 def _json(value: Any) -> str:
@@ -307,7 +289,7 @@ class SessionTools:
         out.add(
             f"session {sid}: status {row['status']}, {row['steps']:,} steps, "
             f"{row['tool_calls']:,} tool calls ({clip(tools, 300)}), {row['errors']:,} errors, "
-            f"cost {_usd(row['cost_usd'])}, took {_ms(row['duration_ms'])}, "
+            f"cost {usd_text(row['cost_usd'])}, took {duration_text(row['duration_ms'])}, "
             f"started {row['started_at'] or '-'}, agent {row['agent'] or '-'}, "
             f"models {', '.join(row['models']) or '-'}"
         )
@@ -328,8 +310,8 @@ class SessionTools:
             text = step_text(steps[fact.index], TEXT_CHARS, redact)
             status = fact.status.upper() if fact.status != "ok" else "ok"
             line = (
-                f"{fact.number} | {fact.kind} | {status} | {_ms(fact.took_ms)} | "
-                f"{_usd(fact.cost_usd)} | {_tools_cell(fact)} | {text}"
+                f"{fact.number} | {fact.kind} | {status} | {duration_text(fact.took_ms)} | "
+                f"{usd_text(fact.cost_usd)} | {_tools_cell(fact)} | {text}"
             )
             if not out.add(line):
                 break
