@@ -471,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [line for line in chosen if line not in LINES]
     if unknown:
         parser.error(f"unknown P-line(s) {unknown}; choose from {list(LINES)}")
+    # Every line measures wayline as an installed package runs, from its bytecode: with
+    # PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), each module edited
+    # since its last .pyc would be compiled from source in every timed child process.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.time()
     ref = Reference(env.ensure())
     rows: list[Row] = []
