@@ -37,7 +37,7 @@ __all__ = ["apply_assignments", "credential_like", "names_before_separators", "s
 _SHELL_REQUOTE = r"""\\*+'(?:\\*+"\\*+'\\*+"|\\++')\\*+'"""
 # The name, its closing quote (a JSON/dict key), and the separator.
 _HEAD = re.compile(
-    r"""(?P<name>[A-Za-z_][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?\)?[ \t]*+"""
+    r"""(?P<name>[^\W\d][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?(?:\)|(?P<sub>\]))?[ \t]*+"""
     r"""(?P<sep>:{1,3}=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])"""
     r"""|(?<=[ \t])(?=\\*+["'`]))"""
     r"""(?P<gap>[ \t]*+)"""
@@ -84,7 +84,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
         for w in sorted(words, key=len, reverse=True)
     )
     return re.compile(
-        r"""(?:=[=!:?]*+|[:,]|\|\||["'`]\\*[ \t])[ \t]*+(?:\)?["'`]\\*+|\][\w]*\[)?"""
+        r"""(?:=[=!:?]*+|[:,]|\|\||["'`]\\*[ \t])[ \t]*+(?:[)\]]?["'`]\\*+|\][\w]*\[)?"""
         r"""(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
     )
 
@@ -97,7 +97,7 @@ def _name_start(text: str, start: int, end: int) -> int:
     """A scanned name's start: past an escape's letter (``\\npassword``) and non-ASCII ones."""
     escape = _ESCAPE_LETTER.match(text, start, end) if text[start - 1 : start] == "\\" else None
     start = escape.end() if escape is not None else start
-    while start < end and not (text[start] == "_" or "a" <= text[start].lower() <= "z"):
+    while start < end and not (text[start] == "_" or text[start].isalpha()):
         start += 1
     return start
 
@@ -267,6 +267,8 @@ def apply_assignments(
         if m is None:
             continue
         name, q1, sep, opener, q2, esc = m.group("name", "q1", "sep", "open", "q2", "esc")
+        if m.group("sub") is not None and not (q1 and _subscript_key(text, j)):
+            continue  # Literal["a", "client_secret_basic"] = …: only ['name'] is a key
         span = _value_span(text, m, lines, q1[-1] if q1 else None, sep, q2, esc)
         if span is None:
             continue
@@ -496,12 +498,22 @@ _CODE_STARTS = frozenset(
 _CONTINUATIONS = frozenset({"or", "and", "if", "else", "is", "in", "not", "instanceof", "as"})
 
 
+def _subscript_key(text: str, start: int) -> bool:
+    """Whether the quoted name at ``start`` opens right after ``[`` (``cfg['password']``)."""
+    k = start - 1
+    while k >= 0 and start - k <= 8 and text[k] in "\\\"'`":
+        k -= 1
+    return k >= 0 and text[k] == "["
+
+
 def _judge(
     name: str, value: str, quoted: bool, text: str, end: int, sep: str, ini: bool = False
 ) -> int | None:
     """How much of the value is secret (its length, or the first word's in prose), or None
     when it only refers to a secret (an expression, a placeholder, a sentence)."""
     if quoted:
+        if value.lower() in ("true", "false"):
+            return None  # a boolean written as a string ("Allow-Credentials": "true")
         names_list = sep == "," or sep in _COMPARISONS
         if names_list and (_LOWER_NAME.fullmatch(value) or is_expression(value, name=name)):
             return None  # ("next_token", "position"): a tuple of names, not a name and value

@@ -30,11 +30,13 @@ from wayline.redaction.automaton import Automaton
 from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
 from wayline.redaction.jsontext import keep_json, replaced_spans
 from wayline.redaction.known import MIN_LENGTH, KnownValues, registry
+from wayline.redaction.passwords import password_rules
 from wayline.redaction.redact_rules import REDACTED, SecretPattern, after_escape, builtin_rules
 from wayline.redaction.redact_rules import regex_rule as _regex_rule
 from wayline.redaction.secret_names import (
     KEY_TRIGGERS,
     flag_is_sensitive,
+    foreign_password_name,
     is_expression,
     name_is_sensitive,
     name_is_weak,
@@ -71,7 +73,11 @@ _split_key = split_key
 @functools.lru_cache(maxsize=4096)
 def _sensitive(key: str) -> bool:
     words = split_key(key)
-    return bool(words) and ("_".join(words) in _extra_keys or name_is_sensitive(words))
+    if not words or not key.isascii():
+        return foreign_password_name(key) or (
+            bool(words) and ("_".join(words) in _extra_keys or name_is_sensitive(words))
+        )
+    return "_".join(words) in _extra_keys or name_is_sensitive(words)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -197,7 +203,7 @@ def _flag_apply(text: str) -> str:
     return "".join(out)
 
 
-_BUILTINS: tuple[SecretPattern, ...] = tuple(builtin_rules())
+_BUILTINS: tuple[SecretPattern, ...] = (*builtin_rules(), *password_rules())
 
 # --------------------------------------------------------------------------- registry
 

@@ -188,9 +188,6 @@ _TOKEN_VALUE = (
     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})"
 )
 
-# A character of a password written in a pair or a form: no blank, quote, path or bracket.
-_PW_CHAR = r"[^\s,;'\"\\/`()\[\]{}<>]"
-
 # Documentation's stand-ins for a URL's password ("https://username:password@host").
 _URL_PLACEHOLDER = r"(?i:password|passwd|pass|pwd|secret|redacted|changeme|x{3,}|\*{3,})"
 
@@ -353,14 +350,6 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'`,;\\]{0,63}[0-9])[^\s\"'`,;\\]{8,256})",
      ("key", "token", "secret"), 0),
-    # The short names of a password with their value ("PW:dipPr10Gg!", "pwd=…",
-    # "pass:…", in "ID:master PW:…" pairs): a word of 6+ characters with a letter and a digit
-    # that is no path ($PWD is a directory) and no placeholder.
-    ("short_password_name",
-     r"(?i:(?<![\w$])(?:pw|pwd|passwd|pass(?=[:=])))[ \t]*[:=][ \t]*"
-     r"(?P<secret>(?!<redacted>)(?![/~.$%{<])(?=" + _PW_CHAR + r"{0,63}[0-9])"
-     r"(?=" + _PW_CHAR + r"{0,63}[A-Za-z])" + _PW_CHAR + r"{6,64})(?!" + _PW_CHAR + r")",
-     ("pw:", "pw=", "pw :", "pw =", "pwd", "pass:", "pass=", "pass :", "pass =", "passwd"), 0),
     # Formats known by their suffix: MaxMind license keys (v2), New Relic license keys.
     ("maxmind_license_key",
      r"(?<![A-Za-z0-9_])(?P<secret>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])",
@@ -413,9 +402,6 @@ _CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("smbclient", "rpcclient", "smbmap", "smbcacls")),
     ("psexec_password",
      _TOOL + r"(?i:psexec(?:64)?(?:\.exe)?)\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("psexec",)),
-    ("htpasswd_batch_password",
-     _TOOL + r"htpasswd\b[ \t]+-\w*b\w*[ \t]+(?:\S+[ \t]+){2}" + _VALUE,
-     ("htpasswd",)),
 )  # fmt: skip
 
 

@@ -9,11 +9,13 @@ that is the secret, so source code that names a credential field survives redact
 
 from __future__ import annotations
 
+import itertools
 import re
 
 __all__ = [
     "KEY_TRIGGERS",
     "flag_is_sensitive",
+    "foreign_password_name",
     "is_expression",
     "is_prose",
     "made_of_words",
@@ -41,8 +43,25 @@ _SECRET_WORDS = frozenset(
         "bearer",
         "privatekey",
         "secrete",
+        # the word in other languages' config keys (German, Dutch, Spanish, Portuguese,
+        # Polish, Swedish, Finnish, French glued): "kennwort", "db_contrasena", "senha"
+        "kennwort",
+        "passwort",
+        "wachtwoord",
+        "contrasena",
+        "senha",
+        "haslo",
+        "losenord",
+        "salasana",
+        "motdepasse",
+        "pword",
     }
 )
+# The same words written in their own alphabets, found in the lowercase key as it is.
+_FOREIGN_NAMES = (
+    "contraseña", "hasło", "lösenord", "mot de passe", "пароль", "密码", "密碼", "パスワード",
+    "비밀번호", "şifre",
+)  # fmt: skip
 # Glued spellings: a word ending in one of these is a credential ("pgpassword", "dbpass",
 # "mysqlpwd", "awssecret", "clientapikey", "npmauthtoken"), unless it is one of _NOT_GLUED.
 _GLUED_SUFFIXES = (
@@ -177,8 +196,16 @@ _PASS_STEPS = frozenset(
 # Substrings present in (the lowercase form of) every name `name_is_sensitive` accepts.
 KEY_TRIGGERS = (
     "pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth", "login",
-    "pat",
+    "pat", "kennwort", "passwort", "wachtwoord", "contrase", "senha", "haslo", "losenord",
+    "salasana", *_FOREIGN_NAMES,
 )  # fmt: skip
+
+
+def foreign_password_name(key: str) -> bool:
+    """True when a key is the word "password" in an alphabet ``split_key`` drops
+    (``contraseña``, ``пароль``, ``密码``)."""
+    lowered = key.lower()
+    return any(word in lowered for word in _FOREIGN_NAMES)
 
 
 def split_key(key: str) -> tuple[str, ...]:
@@ -194,7 +221,7 @@ def _glued(word: str) -> bool:
     # one alone is not ("pass" is a step, "pwd" the working directory).
     return any(
         word.endswith(s) and (len(word) > len(s) or len(s) >= 8) for s in _GLUED_SUFFIXES
-    ) or any(w in word for w in ("password", "passwd", "passphrase"))
+    ) or any(w in word for w in ("password", "passwd", "passphrase", "kennwort", "passwort"))
 
 
 def name_is_sensitive(words: tuple[str, ...]) -> bool:
@@ -207,6 +234,10 @@ def name_is_sensitive(words: tuple[str, ...]) -> bool:
         return False
     if any(w in _SECRET_WORDS or _glued(w) for w in words):
         return True
+    if "passe" in words and "mot" in words:
+        return True  # mot_de_passe, motDePasse
+    if any(a == "pass" and b in ("word", "wd") for a, b in itertools.pairwise(words)):
+        return True  # pass_word, PASS_WD
     if last == "token":
         return prev not in _COUNT_WORDS
     if last in ("authorization", "auth"):
@@ -229,7 +260,8 @@ _WEAK_LAST = frozenset({"key", "login", "pat"})
 _NOT_WEAK = frozenset(
     {"primary", "foreign", "sort", "partition", "hash", "cache", "dict", "lookup", "row",
      "unique", "group", "index", "search", "shortcut", "translation", "column", "field",
-     "public", "idempotency", "dedup", "object", "map", "list", "state", "event", "message"}
+     "public", "idempotency", "dedup", "object", "map", "list", "state", "event", "message",
+     "model"}
 )  # fmt: skip
 
 

@@ -27,6 +27,33 @@ _ATTR_PAIR = re.compile(
     r"""\b(?:key|name)[ \t]*=[ \t]*(?P<q>\\*["'])(?P<name>[\w.:\-]{1,128})(?P=q)[ \t]+"""
     r"""value[ \t]*=[ \t]*(?P<q2>\\*["'])(?P<val>[^"'\\\r\n]{1,4096})(?P=q2)"""
 )
+# An element named by its key/name attribute, its value its text or a <value> child:
+# <entry key="password">…</entry> (Java properties XML), <property name="password"><value>…
+# (Spring). A self-closing element has no text.
+_NAMED_ELEMENT = re.compile(
+    r"""<[A-Za-z_][\w:.\-]{0,64}[ \t][^<>]{0,256}?\b(?:key|name)[ \t]*=[ \t]*(?P<q>["'])"""
+    r"""(?P<name>[\w.:\-]{1,128})(?P=q)[^<>]{0,256}(?<!/)>[ \t]*(?:\r?\n[ \t]*)?(?:<value>)?"""
+    r"""(?P<val>[^<>\r\n]{1,4096}?)<"""
+)
+# <name>password</name> then <value>…</value> (Hadoop, Tomcat and Jenkins configuration).
+_NAME_VALUE_ELEMENTS = re.compile(
+    r"""<name>[ \t]*(?P<name>[\w.:\-]{1,128})[ \t]*</name>[ \t\r\n]{0,64}"""
+    r"""<value>(?P<val>[^<>\r\n]{1,4096}?)</value>"""
+)
+# An HTML password field with its value: <input type="password" value="…">.
+_PASSWORD_INPUT = re.compile(
+    r"""<input\b[^<>]{0,256}?\btype[ \t]*=[ \t]*["']?password\b[^<>]{0,256}?"""
+    r"""\bvalue[ \t]*=[ \t]*(?P<q>\\*["'])(?P<val>[^"'\\\r\n]{1,256})(?P=q)""",
+    re.IGNORECASE,
+)
+# A YAML block scalar under a name ("password: |" or ">-", the value on the next, indented
+# line): the first line of the block is the value of that name.
+_BLOCK_SCALAR = re.compile(
+    r""":[ \t]*[|>][+\-]?[1-9]?[ \t]*(?:\r?\n|\\n)(?:[ \t]|\\t)+(?P<val>[^\s\\][^\r\n\\]{0,1023})"""
+)
+_NAME_BEFORE = re.compile(r"""(?P<name>[\w.\-]{1,64})\\*["']?[ \t]*\Z""")
+# The short names of a password as an element (<pwd>, <pass>, <pw>): their text, unless a path.
+_SHORT_TAGS = frozenset({"pwd", "pass", "pw"})
 # A Kubernetes/YAML pair "- name: DB_PASSWORD" then "value: …" on the next line.
 _NAME_VALUE = re.compile(
     r"""name:[ \t]*["']?(?P<name>[\w.\-]{1,128})["']?[ \t]*(?:\r?\n|\\n)[ \t\-]*"""
@@ -103,14 +130,29 @@ def apply_structured(text: str, is_sensitive: Callable[[str], bool]) -> str:
     lowered_has = text.lower()
     if "<" in text:
         for m in _ELEMENT.finditer(text):
-            if is_sensitive(m.group("tag")) and not is_expression(m.group("val"), quoted=True):
+            tag, value = m.group("tag", "val")
+            if (
+                is_sensitive(tag) or (tag.lower() in _SHORT_TAGS and "/" not in value)
+            ) and not is_expression(value, quoted=True):
                 spans.append(m.span("val"))
+        for pattern in (_NAMED_ELEMENT, _NAME_VALUE_ELEMENTS):
+            for m in pattern.finditer(text):
+                value = m.group("val").strip()
+                if is_sensitive(m.group("name")) and not is_expression(value, quoted=True):
+                    spans.append(m.span("val"))
     if "value" in lowered_has:
         for pattern in (_ATTR_PAIR, _NAME_VALUE):
             for m in pattern.finditer(text):
                 value = m.group("val").strip().strip("\"'")
                 if is_sensitive(m.group("name")) and not is_expression(value, quoted=True):
                     spans.append(m.span("val"))
+    if "<input" in lowered_has and "password" in lowered_has:
+        spans.extend(m.span("val") for m in _PASSWORD_INPUT.finditer(text))
+    if ": |" in text or ": >" in text or ":|" in text or ":>" in text:
+        for m in _BLOCK_SCALAR.finditer(text):
+            name = _NAME_BEFORE.search(text, max(0, m.start() - 72), m.start())
+            if name is not None and is_sensitive(name.group("name")):
+                spans.append(m.span("val"))
     if "==" in text or "!=" in text:
         for m in _REVERSED.finditer(text):
             if is_sensitive(m.group("name")) and not is_expression(m.group("val"), quoted=True):
