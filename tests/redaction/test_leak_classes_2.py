@@ -171,14 +171,24 @@ def test_token_after_a_terminal_colour_code() -> None:
         '"password": "string",',
         'SUBSCRIPTION_META_KEY = "io.example/subscriptionId"',
         "the --username and --password options",
-        "https://username:password@www.example.com/",
         '_S = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_E = b"-----END OPENSSH PRIVATE KEY-----"',
     ],
 )
 def test_code_and_documentation_stay(text: str) -> None:
     """Type names, module paths, comments, printf placeholders, header and keyword lists, a
-    schema's type names, URL and PEM markers in documentation are not secrets."""
+    schema's type names and PEM markers in documentation are not secrets."""
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://username:password@www.example.com/", "http://admin:changeme@127.0.0.1:8080/a"],
+)
+def test_a_url_password_made_of_words_is_redacted(url: str) -> None:
+    """Words like "password" or "changeme" in a URL's userinfo are what default credentials
+    are made of: redacted like any other password (only x's, stars or a redaction stay)."""
+    assert "<redacted>" in redact_text(url)
+    assert redact_text("https://user:xxxx@example.com/") == "https://user:xxxx@example.com/"
 
 
 def test_a_yaml_password_shaped_like_a_name_is_still_a_password() -> None:

@@ -188,8 +188,10 @@ _TOKEN_VALUE = (
     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})"
 )
 
-# Documentation's stand-ins for a URL's password ("https://username:password@host").
-_URL_PLACEHOLDER = r"(?i:password|passwd|pass|pwd|secret|redacted|changeme|x{3,}|\*{3,})"
+# Stand-ins that cannot be a URL's password ("https://user:xxxx@host", an already redacted
+# one). Words such as "password" or "changeme" are not among them: they are what default
+# credentials are made of ("http://admin:password@127.0.0.1"), so they are redacted too.
+_URL_PLACEHOLDER = r"(?i:redacted|x{3,}|\*{3,})"
 
 # Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
 _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
