@@ -7,7 +7,8 @@ writing ATOF: one assistant message asking for 64 parallel-safe calls (``read_fi
 then checked: every scope start has its end (nothing lost, against the expected counts), and
 every span sits where its correlation ids say (nothing misparented): an llm/tool span under the
 agent scope of the session named in its metadata, a child's agent scope under its parent's.
-Throughput (calls or subagents per second of turn wall time) is printed; time is never asserted.
+Throughput (calls or subagents per second of turn wall time, the best of :data:`ROUNDS` turns)
+is printed; time is never asserted.
 
     .venv/bin/python -m bench.concurrency [--json]
 """
@@ -26,6 +27,9 @@ from typing import Any
 TOOL_CALLS = 64
 SUBAGENTS = 16
 CHILD_READS = 2
+ROUNDS = 5
+"""Turns per scenario: one turn lasts tens of milliseconds, so throughput is the best of
+several, as P1, P2 and P4 are best-of-N (every turn's ATOF is checked)."""
 
 
 def _batch() -> list[dict[str, Any]]:
@@ -174,20 +178,27 @@ def run() -> list[dict[str, Any]]:
             ("fanout", "FANOUT: read everything", "tool calls/s", TOOL_CALLS),
             ("delegate", "DELEGATE: split the work", "subagents/s", SUBAGENTS),
         ):
-            os.environ["WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY"] = str(out / scenario)
-            os.environ["WAYLINE_RELAY_ATOF_FILENAME"] = "events.jsonl"
-            os.environ["WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY"] = str(out / f"{scenario}-atif")
-            runtime = build_runtime(home, base_url=srv.base_url, model="bench-model")
-            agent = runtime.agent(cwd=work)
-            started = time.perf_counter()
-            result = agent.run_turn(prompt)
-            seconds = time.perf_counter() - started
-            agent.finalize()
-            runtime.manager.close_instances()  # the relay plugin's files are complete
-            if not result.completed:
-                raise RuntimeError(f"{scenario} turn failed: {result.reason} {result.text}")
-            report = check_atof(read_events(out / scenario / "events.jsonl", sort=False))
-            lost = report["lost"] + _lost_against(expected[scenario], report["counts"])
+            lost = misparented = 0
+            counts: dict[str, Any] = {}
+            times: list[float] = []
+            for round_ in range(ROUNDS):
+                directory = out / f"{scenario}-{round_}"
+                os.environ["WAYLINE_RELAY_ATOF_OUTPUT_DIRECTORY"] = str(directory)
+                os.environ["WAYLINE_RELAY_ATOF_FILENAME"] = "events.jsonl"
+                os.environ["WAYLINE_RELAY_ATIF_OUTPUT_DIRECTORY"] = str(directory / "atif")
+                runtime = build_runtime(home, base_url=srv.base_url, model="bench-model")
+                agent = runtime.agent(cwd=work)
+                started = time.perf_counter()
+                result = agent.run_turn(prompt)
+                times.append(time.perf_counter() - started)
+                agent.finalize()
+                runtime.manager.close_instances()  # the relay plugin's files are complete
+                if not result.completed:
+                    raise RuntimeError(f"{scenario} turn failed: {result.reason} {result.text}")
+                report = check_atof(read_events(directory / "events.jsonl", sort=False))
+                lost += report["lost"] + _lost_against(expected[scenario], report["counts"])
+                misparented += report["misparented"]
+                counts = report["counts"]
             label = (
                 f"{TOOL_CALLS} concurrent tool calls"
                 if scenario == "fanout"
@@ -197,20 +208,21 @@ def run() -> list[dict[str, Any]]:
                 {
                     "line": "P5",
                     "name": f"{label}: lost / misparented events (ATOF)",
-                    "wayline": f"{lost} / {report['misparented']}",
+                    "wayline": f"{lost} / {misparented}",
                     "unit": "events",
                     "goal": "0 / 0",
-                    "passed": lost == 0 and report["misparented"] == 0,
-                    "detail": json.dumps(report["counts"], sort_keys=True),
+                    "passed": lost == 0 and misparented == 0,
+                    "detail": f"{ROUNDS} turns; one's counts: {json.dumps(counts, sort_keys=True)}",
                 }
             )
+            best, worst = min(times), max(times)
             rows.append(
                 {
                     "line": "P5",
                     "name": f"{label}: throughput",
-                    "wayline": round(amount / seconds, 1),
+                    "wayline": round(amount / best, 1),
                     "unit": unit,
-                    "detail": f"one turn in {seconds * 1000:.0f} ms",
+                    "detail": f"best of {ROUNDS} turns ({best * 1000:.0f}-{worst * 1000:.0f} ms)",
                 }
             )
     return rows
