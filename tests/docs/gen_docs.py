@@ -184,6 +184,16 @@ def hooks_page() -> str:
         "logged once per plugin, hook and type, and the next callback still runs. "
         "`KeyboardInterrupt` and other `BaseException`s propagate.",
         "",
+        "Payloads are read-only. The values a callback gets are the agent's live objects (its "
+        "message dicts, a tool's arguments, the response), shared with every other callback of "
+        "the hook, and the agent never changes them after the hook. A callback that changes "
+        "them anyway changes what other plugins see; to change what the agent does, use "
+        "middleware ([middleware.md](middleware.md)) or the hooks whose return value counts "
+        "(`pre_llm_call`, `transform_*`). The bundled observability plugins queue payloads for "
+        "a thread of their own: they copy what they keep only when a host has middleware or "
+        "callbacks like yours that run on the hook's thread, and read the payload as it is "
+        "otherwise.",
+        "",
         f'Every payload also carries `telemetry_schema_version = "{TELEMETRY_SCHEMA_VERSION}"`.'
         " *Contract* fields are the ones the Hermes observer contract names, which every host "
         "sends; *Hermes* fields are the extra ones "
