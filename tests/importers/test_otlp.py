@@ -70,7 +70,8 @@ def test_round_trip_keeps_steps_calls_results_and_subagents(
     exported: tuple[dict[str, Any], Path], home: Path
 ) -> None:
     """The imported session has the original's steps (by kind and text), tool calls (id, name,
-    arguments), results, token counts and its delegated child embedded under the same call."""
+    arguments, in order), results (each once), token counts and its delegated child embedded
+    under the same call."""
     original, spans = exported
     (document,) = written(run_import(spans, home=home))
     check_valid(document)
@@ -81,7 +82,9 @@ def test_round_trip_keeps_steps_calls_results_and_subagents(
 
     assert shape(document) == shape(original)
     assert calls(document) == calls(original)
-    assert results(document) == results(original)
+    # Parallel calls' results are in the order their hooks reached the recorder, a race
+    # between tool threads (the times can say otherwise by microseconds): compared as a set.
+    assert sorted(results(document), key=repr) == sorted(results(original), key=repr)
     assert len(list(trajectories(document))) == len(list(trajectories(original))) == 2
     for key in ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens"):
         assert document["final_metrics"].get(key) == original["final_metrics"].get(key)
