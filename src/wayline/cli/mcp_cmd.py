@@ -16,7 +16,8 @@ from types import FrameType
 
 import click
 
-from wayline.cli.errors import fail, warn
+from wayline.cli.errors import fail
+from wayline.cli.sessions_cmd import index_option, opened_store, paths_argument
 
 __all__ = ["mcp"]
 
@@ -24,7 +25,7 @@ MISSING_SDK = "wayline mcp needs the MCP SDK: pip install 'wayline[mcp]'"
 
 
 @click.command(name="mcp")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@paths_argument
 @click.option(
     "--http",
     "port",
@@ -34,14 +35,7 @@ MISSING_SDK = "wayline mcp needs the MCP SDK: pip install 'wayline[mcp]'"
     help="Serve streamable HTTP on 127.0.0.1:PORT (0: a free port; the URL is printed) "
     "instead of stdio.",
 )
-@click.option(
-    "--index",
-    "index",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The index file [default: $WAYLINE_HOME/index.sqlite, or index.sqlite in the folder "
-    "holding the PATHs].",
-)
+@index_option
 def mcp(paths: tuple[Path, ...], port: int | None, index: Path | None) -> None:
     """Serve recorded sessions to coding agents over MCP (stdio, or HTTP on 127.0.0.1).
 
@@ -56,19 +50,10 @@ def mcp(paths: tuple[Path, ...], port: int | None, index: Path | None) -> None:
         fail(MISSING_SDK)
     from wayline.host.config import wayline_home
     from wayline.mcp import SessionTools
-    from wayline.store import IndexUnavailable, SessionStore
 
-    for path in paths:
-        if not path.exists():
-            fail(f"{path}: no such file or directory")
-    home = wayline_home()
-    try:  # the index made (or brought up to date) before the first call, its problems told now
-        with SessionStore.open(list(paths), home, index=index) as store:
-            for line in store.update().warnings:
-                warn(line)
-    except IndexUnavailable as exc:
-        fail(str(exc))
-    server = build_server(SessionTools(paths, home, index=index))
+    with opened_store(paths, index):
+        pass  # the index made (or brought up to date) before the first call, its problems told now
+    server = build_server(SessionTools(paths, wayline_home(), index=index))
     if port is None:
         run_stdio(server)
         return

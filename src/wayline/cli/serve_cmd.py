@@ -16,6 +16,7 @@ from types import FrameType
 import click
 
 from wayline.cli.errors import fail, warn
+from wayline.cli.sessions_cmd import check_paths, index_option, paths_argument
 
 __all__ = ["serve"]
 
@@ -33,7 +34,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 @click.command(name="serve")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@paths_argument
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="The port."
@@ -43,14 +44,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     is_flag=True,
     help="Allow a --host that is not a loopback address (anyone who reaches it reads sessions).",
 )
-@click.option(
-    "--index",
-    "index",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The index file [default: as wayline sessions: $WAYLINE_HOME/index.sqlite, or "
-    "index.sqlite in the folder holding the PATHs].",
-)
+@index_option
 def serve(
     paths: tuple[Path, ...], host: str, port: int, allow_remote: bool, index: Path | None
 ) -> None:
@@ -69,9 +63,7 @@ def serve(
     from wayline.serve import ServeConfig, ServeError, bind, check_host, run
     from wayline.store import IndexUnavailable
 
-    for path in paths:
-        if not path.exists():
-            fail(f"{path}: no such file or directory")
+    check_paths(paths)
     try:
         check_host(host, allow_remote)
     except ServeError as exc:

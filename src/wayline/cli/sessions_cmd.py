@@ -50,15 +50,23 @@ def sessions() -> None:
     """
 
 
-@contextmanager
-def _store(paths: tuple[Path, ...], index: Path | None, *, rebuild: bool = False) -> Iterator[Any]:
-    """The command's store, up to date; bad paths and an unusable index end the command."""
-    from wayline.host.config import wayline_home
-    from wayline.store import IndexUnavailable, SessionStore
-
+def check_paths(paths: tuple[Path, ...]) -> None:
+    """End the command with one error line when a PATH does not exist."""
     for path in paths:
         if not path.exists():
             fail(f"{path}: no such file or directory")
+
+
+@contextmanager
+def opened_store(
+    paths: tuple[Path, ...], index: Path | None, *, rebuild: bool = False
+) -> Iterator[Any]:
+    """The command's store, up to date (its warnings told); bad paths and an unusable index
+    end the command. Shared by ``sessions``, ``mcp`` and ``serve``."""
+    from wayline.host.config import wayline_home
+    from wayline.store import IndexUnavailable, SessionStore
+
+    check_paths(paths)
     try:
         store = SessionStore.open(list(paths), wayline_home(), index=index)
     except IndexUnavailable as exc:
@@ -150,7 +158,7 @@ def list_cmd(
         where = SessionFilter.parse(params)
     except FilterError as exc:
         fail(_filter_error(str(exc)))
-    with _store(paths, index) as store:
+    with opened_store(paths, index) as store:
         rows = store.sessions(where, limit=limit or None)
     if as_json:
         _json(rows)
@@ -206,7 +214,7 @@ def search_cmd(
 
     if not text.strip():
         fail("TEXT: empty; give the text to find")
-    with _store(paths, index) as store:
+    with opened_store(paths, index) as store:
         try:
             rows = store.search(text, limit=limit or None)
         except FilterError as exc:
@@ -244,7 +252,7 @@ def search_cmd(
 @index_option
 def stats_cmd(paths: tuple[Path, ...], by: str, as_json: bool, index: Path | None) -> None:
     """Totals per model, day, tool or status: sessions, tokens, cost, errors, p50/p95 time."""
-    with _store(paths, index) as store:
+    with opened_store(paths, index) as store:
         rows = store.stats(by)
     if as_json:
         _json(rows)
@@ -308,7 +316,7 @@ def show_cmd(session_id: str, paths: tuple[Path, ...], as_json: bool, index: Pat
     """One session: its summary, then one line per step (ID or a prefix only it has)."""
     from wayline.store import StoreError
 
-    with _store(paths, index) as store:
+    with opened_store(paths, index) as store:
         try:
             found = store.session(session_id)
         except StoreError as exc:
@@ -381,7 +389,7 @@ def show_cmd(session_id: str, paths: tuple[Path, ...], as_json: bool, index: Pat
 @index_option
 def index_cmd(paths: tuple[Path, ...], rebuild: bool, index: Path | None) -> None:
     """Bring the index up to date now (every other command does it first too)."""
-    with _store(paths, index, rebuild=rebuild) as store:
+    with opened_store(paths, index, rebuild=rebuild) as store:
         report = store.last_update
         assert report is not None
         if store.search_mode != "trigram":
