@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.rows import print_rows
 from bench.viewer import trajectory
 
 GOAL_RATIO = 1.5
@@ -158,13 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     small, large = (int(s) for s in args.sizes.split(","))
     rows = run((small, large), args.rounds)
-    if args.json:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        value = f"{row['ratio']}x" if "ratio" in row else f"{row['wayline']} {row['unit']}"
-        verdict = "" if "passed" not in row else (" pass" if row["passed"] else " MISS")
-        print(f"{row['name']}: {value} / goal {row.get('goal', '-')}{verdict}")
+    print_rows(rows, args.json)
 
 
 if __name__ == "__main__":

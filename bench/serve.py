@@ -44,6 +44,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.rows import print_rows
 from bench.sessions import Generator, index_process, p95, record, write_sessions
 from wayline.serve.hub import FRESH_SECONDS
 
@@ -227,15 +228,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the rows as one JSON line")
     args = parser.parse_args()
     rows = run(args.sessions, args.steps, args.rounds)
-    if args.json:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        verdict = "" if "passed" not in row else (" pass" if row["passed"] else " MISS")
-        goal = row.get("goal", "-")
-        print(f"{row['name']}: {row['wayline']} {row['unit']} / goal {goal}{verdict}")
-        if row.get("detail"):
-            print(f"    {row['detail']}")
+    print_rows(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.rows import print_rows
+
 MODELS = ("gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "o4-mini")
 TOOLS = ("lookup", "terminal", "read_file")
 TOPICS = (
@@ -466,15 +468,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the rows as one JSON line")
     args = parser.parse_args()
     rows = run(args.sessions, args.steps, args.rounds, args.atof_sessions)
-    if args.json:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        verdict = "" if "passed" not in row else (" pass" if row["passed"] else " MISS")
-        goal = row.get("goal", "-")
-        print(f"{row['name']}: {row['wayline']} {row['unit']} / goal {goal}{verdict}")
-        if row.get("detail"):
-            print(f"    {row['detail']}")
+    print_rows(rows, args.json)
 
 
 if __name__ == "__main__":
