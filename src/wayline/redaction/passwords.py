@@ -150,9 +150,22 @@ def _setter_name(text: str, start: int, end: int) -> str:
     return text[j:end].rstrip(" \t")
 
 
-def _setters(text: str) -> str:
+def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (in order, none overlapping) replaced by the redaction marker."""
+    if not spans:
+        return text
     out: list[str] = []
     pos = 0
+    for a, b in spans:
+        out.append(text[pos:a])
+        out.append(REDACTED)
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _setters(text: str) -> str:
+    spans: list[tuple[int, int]] = []
     for m in _SETTER.finditer(text):
         word = _SETTER_WORD.search(text, max(0, m.start() - 16), m.start())
         if word is None:
@@ -169,14 +182,8 @@ def _setters(text: str) -> str:
             continue
         if is_expression(value, quoted=True):
             continue
-        a, b = m.span("val")
-        out.append(text[pos:a])
-        out.append(REDACTED)
-        pos = b
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        spans.append(m.span("val"))
+    return _replaced(text, spans)
 
 
 # ------------------------------------------------------------------ htpasswd's positions
@@ -188,8 +195,7 @@ _WORD = re.compile(r"[^\s;|&\\]+")
 
 
 def _htpasswd(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    spans: list[tuple[int, int]] = []
     for m in _htpasswd_regex().finditer(text):
         words = list(_WORD.finditer(text, m.start(1), m.end(1)))
         flags = "".join(w.group(0)[1:] for w in words if w.group(0).startswith("-"))
@@ -203,14 +209,8 @@ def _htpasswd(text: str) -> str:
         value = word.group(0).strip("\"'")
         if is_expression(value, quoted=True) or value.startswith(REDACTED):
             continue
-        a, b = word.span()
-        out.append(text[pos:a])
-        out.append(REDACTED)
-        pos = b
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        spans.append(word.span())
+    return _replaced(text, spans)
 
 
 # ------------------------------------------------------------------ regex rules
