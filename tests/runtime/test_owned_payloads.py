@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import json
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,21 +101,30 @@ HOOKS = (
 )
 
 
-def test_payloads_stay_as_they_were_at_the_hook(home: Path, workdir: Path) -> None:
-    """Two turns with tools (one edits its arguments): every owned payload still equals the
-    copy taken when its hook fired, and the recorded arguments are the model's."""
-    keeper = Keeper()
+@contextmanager
+def _agent(
+    keeper: Keeper, home: Path, workdir: Path, *, middleware: bool = False
+) -> Iterator[wayline.Agent]:
+    """An agent with the keeper's plugin against the scripted model that calls the tools."""
     with (
         ScriptedServer(TOOLS_THEN_ANSWER) as srv,
         wayline.Agent(
             model="m",
             base_url=srv.base_url,
-            plugins=[_plugin(keeper)],
+            plugins=[_plugin(keeper, middleware=middleware)],
             toolsets=["edits", "file"],
             home=home,
             cwd=workdir,
         ) as agent,
     ):
+        yield agent
+
+
+def test_payloads_stay_as_they_were_at_the_hook(home: Path, workdir: Path) -> None:
+    """Two turns with tools (one edits its arguments): every owned payload still equals the
+    copy taken when its hook fired, and the recorded arguments are the model's."""
+    keeper = Keeper()
+    with _agent(keeper, home, workdir) as agent:
         assert agent.run("first").text == "done"
         assert agent.run("second").text == "done"
     kinds = {kind for kind, _, _ in keeper.kept}
@@ -131,17 +142,7 @@ def test_middleware_make_the_host_hand_over_copies(home: Path, workdir: Path) ->
     """With a middleware registered the same hooks arrive through ``enqueue``: the observer
     must copy what it reads later."""
     keeper = Keeper()
-    with (
-        ScriptedServer(TOOLS_THEN_ANSWER) as srv,
-        wayline.Agent(
-            model="m",
-            base_url=srv.base_url,
-            plugins=[_plugin(keeper, middleware=True)],
-            toolsets=["edits", "file"],
-            home=home,
-            cwd=workdir,
-        ) as agent,
-    ):
+    with _agent(keeper, home, workdir, middleware=True) as agent:
         assert agent.run("first").text == "done"
     assert {kind for kind, _, _ in keeper.kept} == {"copy"}
 
@@ -151,17 +152,7 @@ def test_a_synchronous_observer_makes_the_host_hand_over_copies(home: Path, work
     them: with one registered, the queued observer gets ``enqueue`` and copies."""
     keeper = Keeper()
     seen: list[str] = []
-    with (
-        ScriptedServer(TOOLS_THEN_ANSWER) as srv,
-        wayline.Agent(
-            model="m",
-            base_url=srv.base_url,
-            plugins=[_plugin(keeper)],
-            toolsets=["edits", "file"],
-            home=home,
-            cwd=workdir,
-        ) as agent,
-    ):
+    with _agent(keeper, home, workdir) as agent:
         agent.on("post_tool_call", lambda **kw: seen.append(kw["tool_name"]))
         assert agent.run("first").text == "done"
     assert seen and {kind for kind, _, _ in keeper.kept} == {"copy"}
