@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -24,11 +25,17 @@ log = logging.getLogger("wayline.host.exit")
 
 
 def _reconfiguring() -> bool:
-    """Whether logging.config.dictConfig/fileConfig is closing every handler (its
-    ``_clearExistingHandlers``) in a process that keeps running: that is not an exit."""
-    return any(
-        frame.f_code.co_name == "_clearExistingHandlers" for frame, _ in traceback.walk_stack(None)
-    )
+    """Whether ``logging.config`` (``dictConfig``/``fileConfig``, which close every handler
+    and keep the process running) is what closes the sentinel: that is not an exit.
+
+    Told by the module a calling frame belongs to (``logging.config``'s file), not by the
+    name of one of its private functions.
+    """
+    config = sys.modules.get("logging.config")  # never imported: nothing is reconfiguring
+    if config is None:
+        return False
+    config_file = config.__file__
+    return any(frame.f_code.co_filename == config_file for frame, _ in traceback.walk_stack(None))
 
 
 class _Sentinel(logging.Handler):
