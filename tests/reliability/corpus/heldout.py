@@ -4,9 +4,11 @@
   examples and secretlint's snapshots, with their secret part and negatives;
 - ``fresh_cases()``: ``credsweeper_cases.json`` (``extract_credsweeper.py``), the values
   CredSweeper reports in its own samples: a source the rules were not written against;
-- ``half(case)``: Kingfisher's rule files and CredSweeper's sample files split in two by a
-  hash of the file name, one half to look at while writing rules (``tune``), the other only
-  measured (``held``);
+- ``trufflehog_cases()``: ``trufflehog_cases.json`` (``extract_trufflehog.py``), the inputs
+  of trufflehog's detector pattern tests and the values each detector must report;
+- ``half(case)``: Kingfisher's rule files, CredSweeper's sample files and trufflehog's test
+  files split in two by a hash of the file name, one half to look at while writing rules
+  (``tune``), the other only measured (``held``);
 - ``measure_files()``: whole files of the installed packages, each redacted as one text (a
   tool that prints a file), altered or not;
 - the provider ids of ``measure.tool_call_ids`` and the lines of ``measure.benign_lines``.
@@ -41,6 +43,8 @@ __all__ = [
     "print_files",
     "print_fresh",
     "print_secrets",
+    "print_trufflehog",
+    "trufflehog_cases",
 ]
 
 MAX_FILE = 200_000  # characters: larger files are generated data, not what a tool prints
@@ -56,15 +60,20 @@ def fresh_cases() -> list[measure.Case]:
     return _cases("credsweeper_cases.json")
 
 
+def trufflehog_cases() -> list[measure.Case]:
+    """Every case of ``trufflehog_cases.json``, in file order."""
+    return _cases("trufflehog_cases.json")
+
+
 def _cases(name: str) -> list[measure.Case]:
     data = json.loads((HERE / name).read_text(encoding="utf-8"))
     return [measure.Case(d["source"], d["rule"], d["family"], d["text"], d["secret"]) for d in data]
 
 
 def half(case: measure.Case) -> str:
-    """``tune`` or ``held`` for a Kingfisher or CredSweeper case (by a hash of its rule or
-    sample file), else ``""``."""
-    if not case.source.startswith(("kingfisher:", "credsweeper:")):
+    """``tune`` or ``held`` for a Kingfisher, CredSweeper or trufflehog case (by a hash of its
+    rule, sample or test file), else ``""``."""
+    if not case.source.startswith(("kingfisher:", "credsweeper:", "trufflehog:")):
         return ""
     digest = hashlib.blake2b(case.source.encode(), digest_size=4).digest()
     return "tune" if int.from_bytes(digest, "big") % 2 == 0 else "held"
@@ -168,8 +177,9 @@ def measure_files(file_step: int) -> tuple[int, list[str]]:
     return total, altered
 
 
-def print_secrets(show: int) -> None:
-    """Print the held-out leak figures by family and source, and the leaks themselves."""
+def print_secrets(show: int) -> tuple[int, int]:
+    """Print the held-out leak figures by family and source, and the leaks themselves;
+    return (leaked, counted)."""
     cases, reasons = counted(heldout_cases())
     figures = measure.measure_secrets(cases)
     measure._print_tally("held-out secrets leaked, by family", figures.by_family)
@@ -182,6 +192,7 @@ def print_secrets(show: int) -> None:
     print(f"all held-out secrets leaked: {leaked} / {total} ({100 * leaked / max(total, 1):.1f}%)")
     for case in figures.leaks[:show]:
         print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    return leaked, total
 
 
 def _print_halves(title: str, cases: list[measure.Case], figures: measure.SecretFigures) -> None:
@@ -194,8 +205,9 @@ def _print_halves(title: str, cases: list[measure.Case], figures: measure.Secret
     measure._print_tally(title, halves)
 
 
-def print_fresh(show: int) -> None:
-    """Print the leak figures of the fresh corpus (CredSweeper's findings in its samples)."""
+def print_fresh(show: int) -> tuple[int, int]:
+    """Print the leak figures of the fresh corpus (CredSweeper's findings in its samples);
+    return (leaked, counted)."""
     cases, reasons = counted(fresh_cases())
     figures = measure.measure_secrets(cases)
     measure._print_tally("CredSweeper's findings leaked, by family", figures.by_family)
@@ -207,6 +219,33 @@ def print_fresh(show: int) -> None:
     print(f"all CredSweeper findings leaked: {leaked} / {total} ({share:.1f}%)")
     for case in figures.leaks[:show]:
         print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    return leaked, total
+
+
+def print_trufflehog(show: int) -> tuple[int, int]:
+    """Print the leak figures of trufflehog's detector tests, and the leaks of the tune half
+    only (the held half is never shown); return (leaked, counted)."""
+    cases, reasons = counted(trufflehog_cases())
+    figures = measure.measure_secrets(cases)
+    print()
+    measure._print_tally("trufflehog's detector tests leaked, by family", figures.by_family)
+    _print_halves("trufflehog's test files in two halves (tune: looked at)", cases, figures)
+    leaks = {id(case) for case in figures.leaks}
+    for part in ("tune", "held"):
+        by_family = measure.Tally.new()
+        for case in cases:
+            if half(case) == part and case.secret is not None and measure.excluded(case) is None:
+                by_family.add(case.family, id(case) in leaks)
+        measure._print_tally(f"trufflehog's {part} half leaked, by family", by_family)
+    measure._print_tally("trufflehog's negatives altered", figures.fp_altered)
+    print(f"excluded, by reason: {dict(reasons)} and {sum(figures.excluded.cases.values())} more")
+    leaked = sum(figures.by_family.misses.values())
+    total = sum(figures.by_family.cases.values())
+    share = 100 * leaked / max(total, 1)
+    print(f"all trufflehog reported values leaked: {leaked} / {total} ({share:.1f}%)")
+    for case in [c for c in figures.leaks if half(c) == "tune"][:show]:
+        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    return leaked, total
 
 
 def print_files(file_step: int, show: int) -> None:
@@ -226,8 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=40, help="examples to print")
     parser.add_argument("--secrets-only", action="store_true", help="skip the benign figures")
     args = parser.parse_args(argv)
-    print_secrets(args.show)
-    print_fresh(args.show)
+    parts = [print_secrets(args.show), print_fresh(args.show), print_trufflehog(args.show)]
+    leaked, total = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    share = 100 * leaked / max(total, 1)
+    print(f"\nall new corpora leaked: {leaked} / {total} ({share:.1f}%)")
     if args.secrets_only:
         return 0
     total, lines = measure.measure_benign(args.step)
