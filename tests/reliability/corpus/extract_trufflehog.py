@@ -279,7 +279,11 @@ def _wanted(element: dict[str, Any]) -> dict[str, Any]:
 # -- the secret part of a reported value -----------------------------------------------------
 
 _USERINFO = re.compile(r"://[^/\s:@]*:(?P<pw>[^@\s/]+)@")
-_PUBLIC = re.compile(r"(?i)^(?:[a-z][\w+.-]*://\S*|[\w.+-]+@[\w-]+\.[\w.-]+|[\w-]+(?:\.[\w-]+)+)$")
+# a URL, an e-mail address, or a host name (a top-level domain of letters: "hvs.CAES…1Ync"
+# and other dotted tokens end in a random label)
+_PUBLIC = re.compile(
+    r"(?i)^(?:[a-z][\w+.-]*://\S*|[\w.+-]+@[\w-]+\.[\w.-]+|(?:[a-z0-9-]+\.)+[a-z]{2,24}(?::\d+)?)$"
+)
 
 
 def _randomness(piece: str) -> float:
@@ -298,9 +302,14 @@ def pieces(value: str, text: str) -> list[str]:
     except ValueError:
         data = None
     if isinstance(data, dict):
-        return [v for v in data.values() if isinstance(v, str) and v and v in text]
+        return [
+            v
+            for k, v in data.items()
+            if isinstance(v, str) and v and v in text and _IDENTIFIER.search(k) is None
+        ]
     for sep in (":", ";", "|", "@", ",", " ", "/"):
-        parts = [p for p in value.split(sep) if p]
+        # a separator followed by "//" starts a URL: the URL stays one part
+        parts = [p for p in re.split(re.escape(sep) + "(?!//)", value) if p]
         if len(parts) > 1 and all(p in text for p in parts):
             return parts
     for cut in range(4, len(value) - 3):
@@ -318,10 +327,28 @@ def _public(piece: str) -> bool:
     return _PUBLIC.fullmatch(piece) is not None and _USERINFO.search(piece) is None
 
 
+# The name a piece stands after ("User=…", "<username>{vendor …", '"tenant_id": "…"'): a piece
+# named as an identifier is the public half of a pair (docs/redaction.md, principle 1).
+_IDENTIFIER = re.compile(
+    r"(?i)(?:^|[^a-z])(?:id|ids|user|username|login|email|mail|org|organization|account"
+    r"|tenant|domain|host|hostname|url|endpoint|region|project|workspace|team|name)$"
+)
+_LABELS = re.compile(r"[A-Za-z][\w-]*")
+
+
+def _named_identifier(piece: str, text: str) -> bool:
+    line_start = text.rfind("\n", 0, text.index(piece)) + 1
+    words = _LABELS.findall(text[line_start : text.index(piece)])
+    return any(_IDENTIFIER.search(word) is not None for word in words[-2:])
+
+
 def secret_of(value: str, text: str) -> str | None:
-    """The most random piece of ``value`` found in ``text`` that is no URL, host or e-mail;
-    for a URL rewritten by its detector, the password of its userinfo."""
+    """The most random piece of ``value`` found in ``text`` that is no URL, host or e-mail,
+    nor named as an identifier when another piece is not; for a URL rewritten by its
+    detector, the password of its userinfo."""
     found = [p for p in pieces(value, text) if not _public(p)] or ([value] if value in text else [])
+    if len(found) > 1:
+        found = [p for p in found if not _named_identifier(p, text)] or found
     if not found:
         userinfo = _USERINFO.search(value)
         if userinfo is not None and userinfo.group("pw") in text:
