@@ -25,10 +25,15 @@ from otel_support import (
     value,
 )
 
-from wayline.plugins.observability.otel.instruments import DURATION_BUCKETS, TOKEN_BUCKETS
 from wayline.runtime.approvals import Approver
 
 PLAIN = {"default": {"content": "ok"}}
+# The explicit bucket boundaries the GenAI semantic conventions give for
+# gen_ai.client.token.usage and gen_ai.client.operation.duration (seconds).
+SEMCONV_TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
+SEMCONV_TOKEN_BUCKETS_TOP = (16777216, 67108864)
+SEMCONV_DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24)
+SEMCONV_DURATION_BUCKETS_TOP = (20.48, 40.96, 81.92)
 
 
 def test_session_start_opens_agent_root_and_session_end_closes_it(
@@ -118,9 +123,13 @@ def test_api_span_usage_and_token_metrics(otel_runtime: Any, workdir: Path) -> N
     usage = points_named(points, "gen_ai.client.token.usage")
     assert {p.attributes["gen_ai.token.type"] for p in usage} == {"input", "output"}
     assert all(p.attributes["gen_ai.operation.name"] == "chat" for p in usage)
-    assert tuple(usage[0].raw.explicit_bounds) == TOKEN_BUCKETS
+    assert tuple(usage[0].raw.explicit_bounds) == SEMCONV_TOKEN_BUCKETS + SEMCONV_TOKEN_BUCKETS_TOP
     (duration,) = points_named(points, "gen_ai.client.operation.duration")
-    assert tuple(duration.raw.explicit_bounds) == DURATION_BUCKETS and duration.unit == "s"
+    assert (
+        tuple(duration.raw.explicit_bounds)
+        == SEMCONV_DURATION_BUCKETS + SEMCONV_DURATION_BUCKETS_TOP
+    )
+    assert duration.unit == "s"
 
 
 def test_api_error_closes_attempt_as_error_then_retry_succeeds(

@@ -11,40 +11,11 @@ from typing import Any, Protocol
 
 from opentelemetry.metrics import Meter
 
-#: gen_ai.client.token.usage buckets from the GenAI semantic conventions.
-TOKEN_BUCKETS = (
-    1,
-    4,
-    16,
-    64,
-    256,
-    1024,
-    4096,
-    16384,
-    65536,
-    262144,
-    1048576,
-    4194304,
-    16777216,
-    67108864,
-)
-#: gen_ai.client.operation.duration buckets (seconds) from the GenAI semantic conventions.
-DURATION_BUCKETS = (
-    0.01,
-    0.02,
-    0.04,
-    0.08,
-    0.16,
-    0.32,
-    0.64,
-    1.28,
-    2.56,
-    5.12,
-    10.24,
-    20.48,
-    40.96,
-    81.92,
-)
+#: gen_ai.client.token.usage buckets from the GenAI semantic conventions: 1, 4, 16, ... 4^13.
+TOKEN_BUCKETS = tuple(4**n for n in range(14))
+#: gen_ai.client.operation.duration buckets (seconds) from the GenAI semantic conventions:
+#: 0.01, 0.02, 0.04, ... 81.92 (each twice the one before).
+DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))
 #: Millisecond buckets for the hermes.* durations (the SDK default stops at 10 s).
 MS_BUCKETS = (
     1,
