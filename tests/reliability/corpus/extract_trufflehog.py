@@ -358,6 +358,14 @@ def secret_of(value: str, text: str) -> str | None:
 
 _ADDRESS = re.compile(r"(?i)[\w.+-]+@[\w-]+\.[\w.-]+|(?:[a-z0-9-]+\.)+[a-z]{2,24}(?::\d+)?")
 
+# A connection string of key=value parts ("Endpoint=…;Id=…;Secret=…"): its secret is the
+# part a credential key names; endpoints, ids and names stay.
+_KEY_VALUES = re.compile(r"[A-Za-z][\w ]*=[^;]*(?:;[A-Za-z][\w ]*=[^;]*)+;?")
+_CREDENTIAL_PART = re.compile(
+    r"(?i)(?:^|;)\s*(?:secret|password|pwd|account ?key|shared ?access ?key|access ?key"
+    r"|shared ?secret)=(?P<v>[^;]+)"
+)
+
 # A database URL's secret is its password (userinfo or a password parameter); one with none
 # ("jdbc:sqlite:/data/test.db", "jdbc:postgresql://localhost:5432/postgres") holds no secret.
 _DATABASE_URL = re.compile(
@@ -428,6 +436,9 @@ def trufflehog_cases(root: Path) -> tuple[list[dict[str, Any]], Counter[str]]:
                     if secret is None:
                         skipped["database URL without a password"] += 1
                         continue
+                if secret is not None and _KEY_VALUES.fullmatch(secret) is not None:
+                    named = _CREDENTIAL_PART.search(secret)
+                    secret = secret if named is None else named.group("v")
                 if secret is not None and _ADDRESS.fullmatch(secret) is not None:
                     skipped["reported value is an e-mail address or a host"] += 1
                     continue  # zipbooks reports the user's address, not the password by it
