@@ -4,9 +4,12 @@ full, and payloads sanitized on the thread, once for every plugin."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
+
+import pytest
 
 from wayline.plugins.observability import hookqueue
 from wayline.plugins.observability.hookqueue import (
@@ -211,3 +214,30 @@ def test_unsanitized_fields_are_sanitized_on_the_hook_thread_once_for_every_plug
     assert len(seen) == 2 and seen[0][0] is seen[1][0]
     assert seen[0][0] == sanitize(raw) and "sk-live" not in repr(seen[0][0])
     assert {name for _, name in seen} == {THREAD_NAME}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_runs_its_hooks_on_a_thread_of_its_own() -> None:
+    """The hook thread does not survive a fork: the child's hooks still run (on a new thread),
+    and the parent's hook thread goes on."""
+    queue = HookQueue(label="fork")
+    ran: list[str] = []
+    queue.put("h", lambda: ran.append("before"), {})
+    assert queue.drain(5.0) and ran == ["before"]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, leave without pytest's teardown
+        try:
+            queue.put("h", lambda: ran.append(threading.current_thread().name), {})
+            done = queue.drain(5.0) and ran == ["before", THREAD_NAME]
+            os.write(write, b"y" if done else b"n")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        assert os.read(read, 1) == b"y"
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    queue.put("h", lambda: ran.append("after"), {})
+    assert queue.drain(5.0) and ran == ["before", "after"]

@@ -98,6 +98,11 @@ class HookThread:
     def __init__(self, limit: int = QUEUE_LIMIT, delay_s: float = SCHEDULE_DELAY_S) -> None:
         self.limit = limit
         self.delay_s = delay_s
+        self._reset()
+
+    def _reset(self) -> None:
+        """A new, empty state: at construction, and in a forked child (its thread did not
+        survive the fork; the parent's queued hooks are not the child's to run)."""
         self.items: deque[Item] = deque()
         self.lock = threading.Lock()
         self.has_items = threading.Condition(self.lock)  # the thread waits here for work
@@ -118,6 +123,11 @@ class HookThread:
         # coalesces however often it is asked for.
         self.later: dict[Hashable, tuple[float, Item]] = {}
 
+    def _start(self) -> None:
+        """Start the thread (called with the lock held, when there is none)."""
+        self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        self.thread.start()
+
     def _full(self) -> bool:
         return len(self.items) >= min(BATCH_MAX, self.limit)
 
@@ -131,8 +141,7 @@ class HookThread:
             self.items.append(item)
             self.queued += 1
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
-                self.thread.start()
+                self._start()
             elif self.state == "idle" or (self.state == "gathering" and self._full()):
                 self.state = "woken"  # one wakeup is enough, however many hooks follow
                 self.has_items.notify()
@@ -209,8 +218,7 @@ class HookThread:
             self.state, self.rested = "idle", True
             self.thread = None
             if self.items or self.later:
-                self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
-                self.thread.start()
+                self._start()
             self.progress.notify_all()
 
     def _due_later(self) -> list[Item]:
@@ -226,8 +234,7 @@ class HookThread:
             earlier = self.later.get(key)
             self.later[key] = (min(due, earlier[0]) if earlier else due, item)
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
-                self.thread.start()
+                self._start()
             elif self.state == "idle":
                 self.has_items.notify()  # it sleeps until its soonest work: that may be sooner
 
@@ -268,20 +275,6 @@ class HookThread:
         with self.lock:
             waiting = (*self.items, *self.batch[self.ran :])
             return sum(1 for item in waiting if item[0] is queue)
-
-    def after_fork(self) -> None:
-        # The thread did not survive the fork; the parent's queued hooks are not ours to run.
-        self.lock = threading.Lock()
-        self.has_items = threading.Condition(self.lock)
-        self.progress = threading.Condition(self.lock)
-        self.waiters = self.urgent = 0
-        self.items.clear()
-        self.batch, self.ran = [], 0
-        self.later.clear()
-        self.thread = None
-        self.state = "idle"
-        self.rested = True
-        self.queued = self.done = 0
 
 
 shared = HookThread()
@@ -422,4 +415,4 @@ class HookQueue:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: shared.after_fork())
+    os.register_at_fork(after_in_child=lambda: shared._reset())

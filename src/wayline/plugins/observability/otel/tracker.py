@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,10 +194,6 @@ class Tracker:
             if ("tool", tool_call_id) in state.open:
                 return state
         return None
-
-    def all_open_turns(self) -> Iterator[TurnState]:
-        """A snapshot of the open turns."""
-        return iter(list(self.turns.values()))
 
     # -- closing -----------------------------------------------------------------------------
     def close_children(self, state: TurnState, closed_by: str) -> None:
