@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["any_word_pattern"]
+__all__ = ["WordFinder", "any_word_pattern"]
 
 _Node = dict[str, "_Node"]
 _END = ""  # a word ends at this node
@@ -35,3 +35,35 @@ def _alternatives(node: _Node) -> str:
         return ""  # the shorter word already matches
     branches = [re.escape(ch) + _alternatives(child) for ch, child in sorted(node.items())]
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+class WordFinder:
+    """Which of many literal words occur in a text, found in one regex pass.
+
+    ``re.findall`` of the trie inside a lookahead reports, at every position, the shortest
+    word starting there; a longer word is then one substring test, made only when a word it
+    starts with occurred. Checking every word with ``in`` would scan the text once per word.
+    """
+
+    __slots__ = ("_longer", "_starts")
+
+    def __init__(self, words: Iterable[str]) -> None:
+        unique = sorted({w for w in words if w})
+        self._longer = {w: tuple(t for t in unique if t != w and t.startswith(w)) for w in unique}
+        if not unique:
+            self._starts = re.compile(r"(?!x)x")
+            return
+        first = "[" + "".join(sorted({re.escape(w[0]) for w in unique})) + "]"
+        # The word's first character leads, so the engine skips to candidates at C speed; the
+        # lookbehind steps back onto it and the lookahead captures the word from there.
+        self._starts = re.compile(
+            first + "(?<=(?=(" + any_word_pattern(unique) + "))" + first + ")"
+        )
+
+    def found(self, text: str) -> set[str]:
+        """Every word that occurs in ``text``."""
+        shortest = set(self._starts.findall(text))
+        hits = set(shortest)
+        for word in shortest:
+            hits.update(t for t in self._longer[word] if t in text)
+        return hits

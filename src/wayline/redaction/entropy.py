@@ -24,7 +24,13 @@ _MIN_ENTROPY = 0.80  # Shannon bits per char, as a fraction of log2(min(len, alp
 _MIN_SWITCHES = 0.40  # share of neighbouring characters whose classes differ
 _MAX_WORDS = 0.40  # share of characters in word-like runs (4+ letters with a vowel)
 
-_RUN = re.compile(r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN) + r",}={0,2}")
+# Both run patterns start only where a run starts: a match inside a run would end where the
+# run's own match ends, so the lookbehind finds the same matches, and each position is tried
+# once instead of once per character before it in its run (quadratic in a run's length).
+# (The check sits after the first character so that the engine still skips to a token
+# character at C speed.)
+_TOKEN_START = r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/_\-]{2})"
+_RUN = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN - 1) + r",}={0,2}")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
 _DIGEST_BEFORE = re.compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
@@ -198,7 +204,7 @@ def _in_url_path(text: str, urls: list[tuple[int, int]], start: int) -> bool:
 
 # Pieces of one token joined by "." or "=" (a dotted session token, base64 values
 # concatenated with their padding): judged and replaced as one token, never piecewise.
-_COMPOUND = re.compile(r"[A-Za-z0-9+/_\-]+(?:[.=]{1,2}[A-Za-z0-9+/_\-]+)+={0,2}")
+_COMPOUND = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]*+(?:[.=]{1,2}[A-Za-z0-9+/_\-]++)+={0,2}")
 _SEPARATORS = re.compile(r"[.=]+")
 _LETTERS_ONLY = re.compile(r"[A-Za-z_\-]{6,}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_\-]*=(?!=)")  # "key=" before a value: a name, kept

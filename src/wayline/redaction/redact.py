@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from wayline.redaction._trie import any_word_pattern
+from wayline.redaction._trie import WordFinder
 from wayline.redaction.assign import apply_assignments, names_before_separators
 from wayline.redaction.automaton import Automaton
 from wayline.redaction.entropy import MIN_TOKEN, redact_bare_tokens
@@ -217,7 +217,7 @@ class _Snapshot:
     rules: tuple[tuple[SecretPattern, frozenset[str]], ...]  # rule + its minimal gate
     triggers: tuple[str, ...]
     always: bool  # some rule has no triggers, so no text may take the fast path
-    trigger_re: re.Pattern[str]  # one C-level scan tells "no trigger at all" (the usual case)
+    finder: WordFinder  # one C-level scan finds which triggers occur
     known: Automaton | None  # the known values (known.py) these results were masked with
     # Results under these rules (see redact_text); a new snapshot (any rule change) starts empty.
     short: dict[str, str] = field(default_factory=dict)
@@ -250,9 +250,8 @@ def _make_snapshot() -> _Snapshot:
     rules = (*_BUILTINS, *_key_rules(), *(_env_rules or ()), *_user_rules.values())
     gated = tuple((rule, frozenset(rule.triggers)) for rule in rules)
     triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
-    trigger_re = re.compile(any_word_pattern(triggers))
     always = any(not rule.triggers for rule in rules)
-    return _Snapshot(gated, triggers, always, trigger_re, registry().automaton())
+    return _Snapshot(gated, triggers, always, WordFinder(triggers), registry().automaton())
 
 
 _snapshot = _make_snapshot()
@@ -430,9 +429,8 @@ def _mask_repeats(before: str, after: str) -> str:
 
 
 def _rules(snap: _Snapshot, text: str) -> str:
-    lowered = text.lower()
-    if snap.always or snap.trigger_re.search(lowered) is not None:
-        hits = {t for t in snap.triggers if t in lowered}
+    hits = snap.finder.found(text.lower())
+    if snap.always or hits:
         for rule, gate in snap.rules:
             if not gate or not hits.isdisjoint(gate):
                 text = rule.apply(text)
