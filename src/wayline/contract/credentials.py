@@ -2,14 +2,15 @@
 
 An endpoint may hold a password (``https://user:pass@host``) or a key in its query string
 (``?api_key=…``); an error or a log line that names the endpoint shows neither. Used by the
-ATOF stream sink, the OpenTelemetry plugin's settings and ``wayline export otlp``.
+ATOF stream sink, the OpenTelemetry plugin's settings and ``wayline export otlp``, whose log
+filters hide what :func:`url_credentials` finds in any text.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
-__all__ = ["HIDDEN", "shown_url"]
+__all__ = ["HIDDEN", "shown_url", "url_credentials"]
 
 HIDDEN = "<redacted>"
 """What stands in for a hidden part (the redaction marker)."""
@@ -32,3 +33,22 @@ def shown_url(url: str) -> str:
         for name, sep, _ in (item.partition("=") for item in parts.query.split("&") if item)
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def url_credentials(url: str) -> dict[str, str]:
+    """The credentials ``url`` carries, each keyed by where it came from: its userinfo, the
+    password in it, and each query parameter's value, as written and percent-decoded (a
+    message may quote either form). Empty values are left out."""
+    parts = urlsplit(url)
+    found: dict[str, str] = {}
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        found["userinfo"] = userinfo
+        found["password"] = userinfo.partition(":")[2]
+        found["password (decoded)"] = unquote(found["password"])
+    for item in parts.query.split("&"):
+        name, _, value = item.partition("=")
+        if value:
+            found[f"query {name}"] = value
+            found[f"query {name} (decoded)"] = unquote_plus(value)
+    return {k: v for k, v in found.items() if v}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -37,7 +38,6 @@ from wayline.plugins.observability.otel.settings import (
     CredentialFilter,
     OtelConfigError,
     OtelSettings,
-    sampler_from_env,
 )
 
 log = logging.getLogger("wayline.plugins.otel")
@@ -78,8 +78,8 @@ def _resource(settings: OtelSettings) -> Resource:
 
 
 def _sampler(settings: OtelSettings) -> Sampler | None:
-    if settings.sample_rate is None or sampler_from_env():
-        return None  # the SDK reads OTEL_TRACES_SAMPLER / _ARG itself
+    if settings.sample_rate is None or os.environ.get("OTEL_TRACES_SAMPLER"):
+        return None  # the SDK reads OTEL_TRACES_SAMPLER / _ARG itself, and it wins
     return ParentBased(TraceIdRatioBased(settings.sample_rate))
 
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from wayline.contract.credentials import shown_url
+from wayline.contract.credentials import shown_url, url_credentials
 from wayline.redaction.scrub import ScrubFilter, scrub
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "OtelSettings",
     "credentials_of",
     "load_settings",
-    "sampler_from_env",
     "scrub",
     "shown_url",
 ]
@@ -106,19 +105,7 @@ def credentials_of(settings: OtelSettings) -> dict[str, str]:
     """What :func:`scrub` must hide for ``settings``: header values, and the endpoint's
     userinfo, password and query values (each keyed by where it came from)."""
     found = {f"header {k}": v for k, v in settings.headers.items() if v}
-    if settings.endpoint:
-        parts = urlsplit(settings.endpoint)
-        userinfo = parts.netloc.rpartition("@")[0]
-        if userinfo:
-            found["userinfo"] = userinfo
-            found["password"] = userinfo.partition(":")[2]
-            found["password (decoded)"] = unquote(found["password"])
-        for item in parts.query.split("&"):
-            name, _, value = item.partition("=")
-            if value:
-                found[f"query {name}"] = value
-                found[f"query {name} (decoded)"] = unquote_plus(value)
-    return {k: v for k, v in found.items() if v}
+    return found | (url_credentials(settings.endpoint) if settings.endpoint else {})
 
 
 class CredentialFilter(ScrubFilter):
@@ -249,13 +236,8 @@ def load_settings(
             raise OtelConfigError(f"{where}: must be a string (got {value!r})")
         else:
             values[key] = value
-    settings = OtelSettings(**{**_field_defaults(), **values})
+    settings = OtelSettings(**values)
     return _apply_env(settings, env, explicit_exporter="exporter" in values, home=home)
-
-
-def _field_defaults() -> dict[str, Any]:
-    d = OtelSettings()
-    return {k: getattr(d, k) for k in _KEYS}
 
 
 def _apply_env(
@@ -328,9 +310,3 @@ def _apply_env(
             env, "WAYLINE_OTEL_ROOT_SPAN_TTL_MS", s.root_span_ttl_ms
         )
     return replace(s, **changes)
-
-
-def sampler_from_env(env: Mapping[str, str] | None = None) -> bool:
-    """True when ``OTEL_TRACES_SAMPLER`` is set (it then wins over ``sample_rate``)."""
-    env = os.environ if env is None else env
-    return bool(env.get("OTEL_TRACES_SAMPLER"))
