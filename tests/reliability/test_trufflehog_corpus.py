@@ -6,6 +6,7 @@ corpus is what its README says, and that the reader evaluates the Go forms it cl
 
 from __future__ import annotations
 
+import pytest
 from corpus import heldout, measure
 from corpus.extract_trufflehog import GoFile, secret_of
 
@@ -79,6 +80,9 @@ def test_joined_values_keep_their_random_piece() -> None:
     assert secret_of(url, "mongodb://u:Pq9rS8tU7v@h.example.net:27017/?tls=1") == "Pq9rS8tU7v"
 
 
+@pytest.mark.skipif(
+    not heldout.TRUFFLEHOG.exists(), reason="trufflehog's cases are extracted by hand (AGPL-3.0)"
+)
 def test_corpus_cases_name_their_source_and_hold_their_secret() -> None:
     """Every case names a trufflehog test file and a known family, every secret's part that
     must vanish is in its text, and both halves hold counted secrets."""

@@ -1,4 +1,6 @@
-"""Read trufflehog's detector pattern tests into ``trufflehog_cases.json`` (run by hand).
+"""Read trufflehog's detector pattern tests into ``local/trufflehog_cases.json`` (by hand).
+
+The file is not committed (see ``heldout.TRUFFLEHOG``).
 
 ``python tests/reliability/corpus/extract_trufflehog.py TRUFFLEHOG_CHECKOUT``
 
@@ -456,7 +458,8 @@ def main(argv: list[str]) -> int:
         print("usage: extract_trufflehog.py TRUFFLEHOG_CHECKOUT")
         return 2
     cases, skipped = trufflehog_cases(Path(argv[0]))
-    (HERE / "trufflehog_cases.json").write_text(
+    (HERE / "local").mkdir(exist_ok=True)
+    (HERE / "local" / "trufflehog_cases.json").write_text(
         json.dumps(cases, indent=0, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     positives = sum(1 for c in cases if c["secret"] is not None)

@@ -60,9 +60,17 @@ def fresh_cases() -> list[measure.Case]:
     return _cases("credsweeper_cases.json")
 
 
+TRUFFLEHOG = HERE / "local" / "trufflehog_cases.json"
+"""Written by ``extract_trufflehog.py`` from a checkout and never committed: trufflehog's
+tests are AGPL-3.0, and wayline is Apache-2.0."""
+
+
 def trufflehog_cases() -> list[measure.Case]:
-    """Every case of ``trufflehog_cases.json``, in file order."""
-    return _cases("trufflehog_cases.json")
+    """Every case of the locally extracted ``trufflehog_cases.json``, in file order (none
+    when it was not extracted here)."""
+    if not TRUFFLEHOG.exists():
+        return []
+    return _cases(str(TRUFFLEHOG.relative_to(HERE)))
 
 
 def _cases(name: str) -> list[measure.Case]:
@@ -225,6 +233,9 @@ def print_fresh(show: int) -> tuple[int, int]:
 def print_trufflehog(show: int) -> tuple[int, int]:
     """Print the leak figures of trufflehog's detector tests, and the leaks of the tune half
     only (the held half is never shown); return (leaked, counted)."""
+    if not TRUFFLEHOG.exists():
+        print(f"\ntrufflehog: not extracted here (extract_trufflehog.py writes {TRUFFLEHOG})")
+        return 0, 0
     cases, reasons = counted(trufflehog_cases())
     figures = measure.measure_secrets(cases)
     print()
