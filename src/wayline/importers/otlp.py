@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wayline.contract.semconv import SESSION_KEYS, TOKEN_KEYS
 from wayline.importers.common import (
     Imported,
     ImportFailure,
@@ -43,7 +44,6 @@ __all__ = ["AGENT", "Span", "read_otlp", "spans_of"]
 AGENT = "otlp"
 _LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "completion")
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
-_SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "hermes.session.id")
 
 
 @dataclass
@@ -238,27 +238,22 @@ def _output(span: Span) -> str:
     return _text(value)
 
 
+# The token counts an ATIF step keeps, under its names; other writers' spelling of a key.
+_STEP_TOKENS = {
+    "input_tokens": "prompt_tokens",
+    "output_tokens": "completion_tokens",
+    "cache_read_tokens": "cache_read_tokens",
+    "cache_write_tokens": "cache_write_tokens",
+}
+_ALSO = {"cache_write_tokens": ("gen_ai.usage.cache_creation.input_tokens",)}
+
+
 def _usage(span: Span) -> JsonDict | None:
     usage: JsonDict = {}
-    for target, keys in (
-        ("prompt_tokens", ("gen_ai.usage.input_tokens", "llm.token_count.prompt")),
-        ("completion_tokens", ("gen_ai.usage.output_tokens", "llm.token_count.completion")),
-        (
-            "cache_read_tokens",
-            ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read"),
-        ),
-        (
-            "cache_write_tokens",
-            (
-                "gen_ai.usage.cache_write.input_tokens",
-                "gen_ai.usage.cache_creation.input_tokens",
-                "llm.token_count.prompt_details.cache_write",
-            ),
-        ),
-    ):
-        value = span.attr(*keys)
+    for key, oi, genai in TOKEN_KEYS:
+        value = span.attr(genai, *_ALSO.get(key, ()), oi) if key in _STEP_TOKENS else None
         if isinstance(value, int):
-            usage[target] = value
+            usage[_STEP_TOKENS[key]] = value
     return metrics_of(usage) if usage else None
 
 
@@ -498,11 +493,11 @@ def read_otlp(path: Path) -> list[Imported]:
         top = span
         while top.parent_id in by_id:  # a subagent's spans belong to the session above it
             top = by_id[top.parent_id]
-        key = top.attr(*_SESSION_KEYS)
+        key = top.attr(*SESSION_KEYS)
         if key is None:
-            key = span.attr(*_SESSION_KEYS)
+            key = span.attr(*SESSION_KEYS)
         groups.setdefault(str(key) if key is not None else span.trace_id, []).append(span)
-    keyed = {str(s.attr(*_SESSION_KEYS)) for s in spans if s.attr(*_SESSION_KEYS) is not None}
+    keyed = {str(s.attr(*SESSION_KEYS)) for s in spans if s.attr(*SESSION_KEYS) is not None}
     groups = _continued(groups, keyed)
     out: list[Imported] = []
     for session_id, members in groups.items():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from wayline.contract.semconv import SESSION_KEYS, TOKEN_KEYS
 from wayline.plugins.observability.otel.settings import OtelSettings
 from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, REDACTED, redact_text, sanitize
 
@@ -29,7 +30,6 @@ __all__ = [
     "MIDDLEWARE_TRACE",
     "SUMMARY_MAX",
     "TOOL_OUTCOMES",
-    "USAGE_KEYS",
     "AttrValue",
     "Attrs",
     "Cleaner",
@@ -207,9 +207,8 @@ def session_attrs(c: Cleaner, kw: Mapping[str, Any], session_id: str | None) -> 
     attrs: Attrs = {}
     if session_id:
         sid = c.ident(session_id)
-        attrs["session.id"] = sid
-        attrs["gen_ai.conversation.id"] = sid
-        attrs["hermes.session.id"] = sid
+        for key in SESSION_KEYS:
+            attrs[key] = sid
     turn_id = kw.get("turn_id")
     if turn_id:
         attrs["hermes.turn_id"] = c.ident(turn_id)
@@ -327,35 +326,12 @@ def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     return attrs
 
 
-USAGE_KEYS = (
-    # (wayline/Hermes usage key, OpenInference key, GenAI key)
-    ("input_tokens", "llm.token_count.prompt", "gen_ai.usage.input_tokens"),
-    ("output_tokens", "llm.token_count.completion", "gen_ai.usage.output_tokens"),
-    ("total_tokens", "llm.token_count.total", "gen_ai.usage.total_tokens"),
-    (
-        "cache_read_tokens",
-        "llm.token_count.prompt_details.cache_read",
-        "gen_ai.usage.cache_read.input_tokens",
-    ),
-    (
-        "cache_write_tokens",
-        "llm.token_count.prompt_details.cache_write",
-        "gen_ai.usage.cache_write.input_tokens",
-    ),
-    (
-        "reasoning_tokens",
-        "llm.token_count.completion_details.reasoning",
-        "gen_ai.usage.reasoning.output_tokens",
-    ),
-)
-
-
 def usage_counts(usage: Any) -> dict[str, int]:
     """Token counts by wayline key (``input_tokens``, …) from a usage dict of either naming."""
     if not isinstance(usage, Mapping):
         return {}
     out: dict[str, int] = {}
-    for key, *_ in USAGE_KEYS:
+    for key, *_ in TOKEN_KEYS:
         n = _num(usage.get(key))
         if n is not None:
             out[key] = n
@@ -372,7 +348,7 @@ def api_end_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """End attributes of a successful attempt: usage (both conventions), finish, timing."""
     attrs: Attrs = {}
     usage = usage_counts(kw.get("usage"))
-    for key, oi, genai in USAGE_KEYS:
+    for key, oi, genai in TOKEN_KEYS:
         n = usage.get(key)
         if n is not None:
             attrs[oi] = attrs[genai] = n
