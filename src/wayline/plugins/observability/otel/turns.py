@@ -9,7 +9,7 @@ links to a W3C ``traceparent`` (payload field or ``TRACEPARENT``) when it did no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -206,45 +206,36 @@ class Turns:
     def sweep(self) -> None:
         """End turns (and delegations, pending roots) older than the TTL as ``timed_out``."""
         now = self.t.should_sweep()
-        if now is None:
-            return
-        with self.t.lock:
-            for state in list(self.t.turns.values()):
-                if self.t.due(state.started, now):
-                    self.t.turns.pop(state.turn_id, None)
-                    self.close_turn(state, "timed_out", closed_by="orphan_sweep")
-            for sid, pending in list(self.t.pending.items()):
-                if self.t.due(pending.started, now):
-                    del self.t.pending[sid]
-                    end_span(
-                        pending.span,
-                        {
-                            "hermes.turn.final_status": "timed_out",
-                            "hermes.span.closed_by": "orphan_sweep",
-                        },
-                    )
-            for child, delegation in list(self.t.delegations.items()):
-                if self.t.due(delegation.started, now):
-                    del self.t.delegations[child]
-                    self.t.subagent_sessions.discard(child)
-                    end_span(delegation.span, {"hermes.span.closed_by": "orphan_sweep"})
-            for key, (span, started) in list(self.t.loose.items()):
-                if self.t.due(started, now):
-                    del self.t.loose[key]
-                    end_span(span, {"hermes.span.closed_by": "orphan_sweep"})
+        if now is not None:
+            self._end_open("orphan_sweep", lambda started: self.t.due(started, now))
 
     def close_all(self, reason: str = "shutdown") -> None:
         """End everything still open (process exit): turns as ``incomplete``."""
+        self._end_open(reason, None)
+
+    def _end_open(self, closed_by: str, due: Callable[[float], bool] | None) -> None:
+        """End what is open: what ``due`` says outlived the TTL (turns ``timed_out``), or,
+        without ``due``, all of it (turns ``incomplete``)."""
+        ended: Attrs = {"hermes.span.closed_by": closed_by}
         with self.t.lock:
             for state in list(self.t.turns.values()):
-                self.t.turns.pop(state.turn_id, None)
-                self.close_turn(state, "incomplete", reason=reason, closed_by=reason)
-            for pending in self.t.pending.values():
-                end_span(pending.span, {"hermes.span.closed_by": reason})
-            self.t.pending.clear()
-            for delegation in self.t.delegations.values():
-                end_span(delegation.span, {"hermes.span.closed_by": reason})
-            self.t.delegations.clear()
-            for span, _ in self.t.loose.values():
-                end_span(span, {"hermes.span.closed_by": reason})
-            self.t.loose.clear()
+                if due is None:
+                    del self.t.turns[state.turn_id]
+                    self.close_turn(state, "incomplete", reason=closed_by, closed_by=closed_by)
+                elif due(state.started):
+                    del self.t.turns[state.turn_id]
+                    self.close_turn(state, "timed_out", closed_by=closed_by)
+            for sid, pending in list(self.t.pending.items()):
+                if due is None or due(pending.started):
+                    del self.t.pending[sid]
+                    timed_out = {"hermes.turn.final_status": "timed_out"} if due else {}
+                    end_span(pending.span, {**timed_out, **ended})
+            for child, delegation in list(self.t.delegations.items()):
+                if due is None or due(delegation.started):
+                    del self.t.delegations[child]
+                    self.t.subagent_sessions.discard(child)
+                    end_span(delegation.span, ended)
+            for key, (span, started) in list(self.t.loose.items()):
+                if due is None or due(started):
+                    del self.t.loose[key]
+                    end_span(span, ended)
