@@ -170,12 +170,41 @@ _HASH_TRIGGERS = (
 # backtick quotes an identifier in MySQL, not a literal).
 _SQL_VALUE = r"""\\*["']?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)"""
 
+# Characters besides a letter's two cases that IGNORECASE matches it with (Kelvin sign, long s,
+# dotted and dotless i).
+_FOLDS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+
+
+def _lead(words: Iterable[str]) -> str:
+    """A case-sensitive class of every character an IGNORECASE word of ``words`` may start
+    with. A pattern that starts with a class lets the engine skip to candidates at C speed;
+    one that starts with a lookbehind or an IGNORECASE alternation is tried at every position.
+    """
+    firsts = sorted({w[0].lower() for w in words})
+    return "[" + "".join(f"{c.upper()}{c}{_FOLDS.get(c, '')}" for c in firsts) + "]"
+
+
+def _after_lead(words: Iterable[str]) -> str:
+    """The alternation of ``words`` (IGNORECASE regexes, each led by a plain letter) once that
+    letter is consumed by ``_lead(words)``: each word's rest, behind a check of its letter,
+    in the words' own order (only one letter can match, so the order within a letter is the
+    order that counts)."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0].lower(), []).append(word[1:])
+    return "(?:" + "|".join(f"(?<={c})(?:{'|'.join(r)})" for c, r in by_first.items()) + ")"
+
+
 # Credential words, one or two ("PRIVATE KEY", "SECRETkey", "access TOKEN"); a public key is
 # no secret.
-_CRED_WORD = r"(?:api[ _\-]?key|apikey|token|secret|access|private|key)"
-_CRED_WORDS = (
-    r"(?i:(?<!public)(?<!public[ _\-])" + _CRED_WORD + r"(?:[ \t_\-]?" + _CRED_WORD + r")?)"
-)
+_CRED_WORD_LIST = (r"api[ _\-]?key", "apikey", "token", "secret", "access", "private", "key")
+_CRED_WORD = "(?:" + "|".join(_CRED_WORD_LIST) + ")"
+# The words after their first character, which ``_lead(_CRED_WORD_LIST)`` consumed: every
+# check before the first word looks one character further back.
+_CRED_WORDS_LED = (
+    r"(?i:(?<!public.)(?<!public[ _\-].)" + _after_lead(_CRED_WORD_LIST)
+    + r"(?:[ \t_\-]?" + _CRED_WORD + r")?)"
+)  # fmt: skip
 # After the words: blanks, or one of "-_." before a token holding a digit soon.
 _WORD_SEP = r"(?:[ \t]+|[\-_.](?=[A-Za-z]{0,32}[0-9]))"
 _GLUED_SEP = r"(?:[ \t]*[:=][ \t]*)"
@@ -187,6 +216,13 @@ _TOKEN_VALUE = (
     r"(?:[0-9]{20,255}(?![A-Za-z])|(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
     r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-+/=.]{15,255})"
 )
+
+_FIRST_OF_TWO = ("api", "access", "private", "secret", "auth")
+# The first word of a two-word credential label ("Secret Key:", "personal access token=").
+_LABEL_WORDS = (
+    "secret", "access", "api", "private", "auth", "authentication", "client", "master",
+    "signing", "encryption", "license", "account", "app", "bearer", r"personal[ \t]+access",
+)  # fmt: skip
 
 # Stand-ins that cannot be a URL's password ("https://user:xxxx@host", an already redacted
 # one). Words such as "password" or "changeme" are not among them: they are what default
@@ -329,15 +365,16 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # rules). The token: 16+ characters with a digit and a letter (hex and uuids too), or 20+
     # digits; never a version, a snake_case name or a word.
     ("token_after_credential_word",
-     r"(?:(?<![A-Za-z0-9])" + _CRED_WORDS + _WORD_SEP
-     + r"|(?<=[a-z0-9])" + _CRED_WORDS + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
+     _lead(_CRED_WORD_LIST)
+     + r"(?:(?<![A-Za-z0-9].)" + _CRED_WORDS_LED + _WORD_SEP
+     + r"|(?<=[a-z0-9].)" + _CRED_WORDS_LED + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
      r"(?:\\*[\"'])?(?P<secret>" + _TOKEN_VALUE + r")(?![A-Za-z0-9_\-+/=.])",
      ("token", "secret", "key", "access", "private"), 0),
     # Two credential words in a row ("private token", "access key", "access code") say what
     # follows more surely than one: a token of 10+ characters with a digit and a letter.
     ("token_after_two_credential_words",
-     r"(?<![A-Za-z0-9])(?i:(?<!public)(?<!public[ _\-])(?:api|access|private|secret|auth)"
-     r"[ \t_\-]?(?:key|token|secret|code))[ \t]+(?:\\*[\"'])?"
+     _lead(_FIRST_OF_TWO) + r"(?<![A-Za-z0-9].)(?i:(?<!public.)(?<!public[ _\-].)"
+     + _after_lead(_FIRST_OF_TWO) + r"[ \t_\-]?(?:key|token|secret|code))[ \t]+(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))(?![0-9]{4}-[0-9]{2}-)"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])(?![a-z]+_[a-z_0-9]+(?![\w\-+/=.]))"
@@ -347,9 +384,9 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # A label of two words ("Secret Key: …", "access key=…", "API token: …"): the value,
     # 8+ characters with a digit, is the secret (one word is an assignment's name, judged there).
     ("credential_label",  # also glued to a vendor's name by "_" or "-" (acme_secret key=…)
-     r"(?i:(?:(?<![A-Za-z0-9_\-])|(?<=[A-Za-z0-9][_\-]))(?:secret|access|api|private|auth|authentication|client|master"
-     r"|signing|encryption|license|account|app|bearer|personal[ \t]+access)[ \t]+"
-     r"(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
+     _lead(_LABEL_WORDS)
+     + r"(?i:(?:(?<![A-Za-z0-9_\-].)|(?<=[A-Za-z0-9][_\-].))" + _after_lead(_LABEL_WORDS)
+     + r"[ \t]+(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'`,;\\]{0,63}[0-9])[^\s\"'`,;\\]{8,256})",
      ("key", "token", "secret"), 0),
     # Formats known by their suffix: MaxMind license keys (v2), New Relic license keys.
