@@ -212,15 +212,10 @@ class OtelObserver:
         self.turns.sweep()
         attrs = api_start_attrs(self.c, kw)
         rid = str(kw.get("api_request_id") or "")
-        name = f"api.{self.c.ident(kw.get('model') or 'unknown', LABEL_MAX)}"
-        start = _ns(kw.get("started_at"))
         with self.t.lock:
             state = self.turns.open_turn(kw)
-            parent = (state.llm or state.root) if state is not None else None
             key = _child(state, f"api/{state.api_attempts + 1}") if state is not None else None
-            span = self.t.start(
-                name, parent, attrs, kind=SpanKind.CLIENT, start_time=start, key=key
-            )
+            span = self._api_span(state, kw, attrs, key)
             if state is None:
                 self.t.loose[("api", rid)] = (span, self.t.clock())
                 return
@@ -228,6 +223,15 @@ class OtelObserver:
             state.last_api = span
             state.open[("api", rid)] = span
             state.api_attempts += 1
+
+    def _api_span(
+        self, state: TurnState | None, kw: Mapping[str, Any], attrs: Attrs, key: str | None
+    ) -> Span:
+        """Start ``api.{model}`` under the turn's llm span (else its root) at the call's start."""
+        parent = (state.llm or state.root) if state is not None else None
+        name = f"api.{self.c.ident(kw.get('model') or 'unknown', LABEL_MAX)}"
+        start = _ns(kw.get("started_at"))
+        return self.t.start(name, parent, attrs, kind=SpanKind.CLIENT, start_time=start, key=key)
 
     def _pop_api(self, kw: Mapping[str, Any]) -> tuple[TurnState | None, Span | None]:
         rid = str(kw.get("api_request_id") or "")
@@ -251,23 +255,17 @@ class OtelObserver:
         """Close ``api.{model}`` (OK) with usage, finish reason and timing; record metrics."""
         attrs = api_end_attrs(self.c, kw)
         usage = usage_counts(kw.get("usage"))
-        self.cost.add(attrs, kw, self._genai_labels(kw))
+        labels = self._genai_labels(kw)
+        self.cost.add(attrs, kw, labels)
         with self.t.lock:
             state, span = self._pop_api(kw)
             if span is None:  # attempt began before the plugin loaded
-                parent = (state.llm or state.root) if state is not None else None
-                span = self.t.start(
-                    f"api.{self.c.ident(kw.get('model') or 'unknown', LABEL_MAX)}",
-                    parent,
-                    api_start_attrs(self.c, kw),
-                    kind=SpanKind.CLIENT,
-                    start_time=_ns(kw.get("started_at")),
-                )
+                span = self._api_span(state, kw, api_start_attrs(self.c, kw), None)
             if state is not None:
                 for key, n in usage.items():
                     state.usage[key] = state.usage.get(key, 0) + n
             end_span(span, attrs, end_time=_ns(kw.get("ended_at")))
-        self.m.api_success(self._genai_labels(kw), usage, _seconds(kw.get("api_duration")))
+        self.m.api_success(labels, usage, _seconds(kw.get("api_duration")))
 
     def api_request_error(self, **kw: Any) -> None:
         """Close the attempt as ERROR with an exception event (or open+close ``api.error``)."""
