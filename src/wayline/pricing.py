@@ -4,6 +4,9 @@
 package; wayline reads only that bundled snapshot and never starts the package's
 ``UpdatePrices`` background fetch, so pricing needs no network. The package is imported on
 the first call that needs a price: a process that never prices anything never pays for it.
+Which table entry prices a model is remembered per user (:mod:`wayline.pricing_cache`), so a
+process that prices models priced before does not load the whole table; the cost is still
+worked out by the package's own code from that entry.
 
 Token counts arrive in several shapes, and the providers disagree on what ``input`` means —
 mixing them up is the well-known "40x overcharge" bug of cached tokens:
@@ -29,14 +32,15 @@ prices cache reads, cache writes and reasoning at their own rates where it has t
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
+from pathlib import Path
 from typing import Any
+
+from wayline.pricing_cache import MISSING, PriceCache, cache_dir, table_version
 
 __all__ = [
     "COST_ATTRIBUTES",
@@ -151,33 +155,37 @@ def token_counts(usage: Any) -> TokenCounts | None:
     return counts
 
 
-@functools.cache
 def price_table() -> dict[str, str | None]:
     """The price table in use: ``source``, ``version`` and ``date`` of its bundled snapshot."""
-    try:
-        version: str | None = metadata.version("genai-prices")
-    except metadata.PackageNotFoundError:
-        version = None
+    version = table_version()
     date = TABLE_DATES.get(version) if version else None
     return {"source": "genai-prices", "version": version, "date": date}
+
+
+_DEFAULT_CACHE: Any = object()
 
 
 class Pricer:
     """Prices calls; warns once per model the table does not know (its cost is None, not 0).
 
     One instance per consumer (an ATIF builder, an OTel observer, an export run): the set of
-    models already warned about lives here, not in the module.
+    models already warned about lives here, not in the module. ``cache`` is the directory of
+    the lookup cache (default :func:`wayline.pricing_cache.cache_dir`; None: no cache).
+    Thread-safe.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, cache: Path | None = _DEFAULT_CACHE) -> None:
         self._warned: set[str] = set()
         self._lock = threading.Lock()
         self._table: Any = None  # genai-prices' bundled snapshot, loaded on first use
+        self._cache = PriceCache(cache_dir() if cache is _DEFAULT_CACHE else cache)
+        self._found: dict[tuple[str | None, str], Any] = {}
 
     def load(self) -> None:
-        """Load the table now: a plugin's build on its hook thread, so that the first priced
-        call does not pay for importing genai-prices."""
-        self._bundled()
+        """Get ready to price now (a plugin's build on its hook thread): reads the cached
+        lookups; the table itself loads only for a model they do not answer."""
+        with self._lock:
+            self._cache.load()
 
     def _bundled(self) -> Any:
         """The table bundled with genai-prices: never one its background updater fetched
@@ -188,6 +196,23 @@ class Pricer:
 
             self._table = DataSnapshot(providers=providers, from_auto_update=False)
         return self._table
+
+    def _lookup(self, provider: str | None, model: str) -> Any:
+        """The table's ``(provider, model)`` entry for a provider name (or None) and a model
+        name, else None: from this pricer's memory, the cache, or the table itself."""
+        key = (provider, model)
+        with self._lock:
+            if key in self._found:
+                return self._found[key]
+            found = self._cache.get(key)
+            if found is MISSING:
+                try:
+                    found = self._bundled().find_provider_model(model, None, provider, None)
+                except LookupError:
+                    found = None
+                self._cache.put(key, found)
+            self._found[key] = found
+            return found
 
     def cost_usd(
         self,
@@ -211,7 +236,7 @@ class Pricer:
         if not candidates:
             return None
         for model in candidates:
-            price = _price(self._bundled(), model, provider, counts, when)
+            price = self._price(model, provider, counts, when)
             if price is not None:
                 return price
         self._warn(candidates[0], provider)
@@ -236,6 +261,37 @@ class Pricer:
             models, usage, provider=provider if isinstance(provider, str) else None, when=when
         )
 
+    def _price(
+        self, model: str, provider: str | None, counts: TokenCounts, when: datetime | None
+    ) -> float | None:
+        """The table's price of ``counts``: the entry of the first of (provider, no provider)
+        that finds the model, priced as ``DataSnapshot.calc`` prices it."""
+        for provider_id in (provider, None) if provider else (None,):
+            found = self._lookup(provider_id, model)
+            if found is None:
+                continue
+            from genai_prices.types import Usage
+
+            usage = Usage(
+                input_tokens=counts.input,
+                output_tokens=counts.output,
+                cache_read_tokens=counts.cache_read or None,
+                cache_write_tokens=counts.cache_write or None,
+                output_reasoning_tokens=counts.reasoning or None,
+            )
+            table_provider, table_model = found
+            try:
+                result = table_model.calc_price(
+                    usage, table_provider, genai_request_timestamp=when or datetime.now(UTC)
+                )
+            except LookupError:
+                continue
+            except ValueError as exc:  # inconsistent counts (e.g. more cached than input)
+                log.debug("cost: %s: %s", model, exc)
+                return None
+            return float(result.total_price)
+        return None
+
     def _warn(self, model: str, provider: str | None) -> None:
         key = f"{provider or ''}/{model}"
         with self._lock:
@@ -251,30 +307,6 @@ class Pricer:
             model,
             f" (provider {provider!r})" if provider else "",
         )
-
-
-def _price(
-    table: Any, model: str, provider: str | None, counts: TokenCounts, when: datetime | None
-) -> float | None:
-    from genai_prices import Usage
-
-    usage = Usage(
-        input_tokens=counts.input,
-        output_tokens=counts.output,
-        cache_read_tokens=counts.cache_read or None,
-        cache_write_tokens=counts.cache_write or None,
-        output_reasoning_tokens=counts.reasoning or None,
-    )
-    for provider_id in (provider, None) if provider else (None,):
-        try:
-            result = table.calc(usage, model, provider_id, None, when or datetime.now(UTC))
-        except LookupError:
-            continue
-        except ValueError as exc:  # inconsistent counts (e.g. more cached than input)
-            log.debug("cost: %s: %s", model, exc)
-            return None
-        return float(result.total_price)
-    return None
 
 
 def with_cost(response: Any, cost: float | None) -> Any:
