@@ -18,6 +18,7 @@ from wayline.plugins.observability.hookqueue import (
     HookThread,
     event_time_ns,
 )
+from wayline.testing.secrets import SECRET_SAMPLES
 
 
 def test_queues_share_one_worker_thread_in_arrival_order() -> None:
@@ -241,3 +242,24 @@ def test_a_forked_child_runs_its_hooks_on_a_thread_of_its_own() -> None:
         os.waitpid(pid, 0)
     queue.put("h", lambda: ran.append("after"), {})
     assert queue.drain(5.0) and ran == ["before", "after"]
+
+
+def test_a_failure_is_logged_once_per_kind_without_the_secret_it_quotes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An observer that raises with a payload's secret in its message is logged once per
+    (hook, exception type), redacted, and every failure is counted."""
+    sample = next(s for s in SECRET_SAMPLES if s.needle in s.secret and len(s.needle) >= 24)
+    queue = HookQueue(label="leaky")
+
+    def boom(text: str) -> None:
+        raise ValueError(f"could not render {text}")
+
+    with caplog.at_level("WARNING", logger="wayline.plugins.hooks"):
+        for _ in range(3):
+            queue.put("pre_tool_call", boom, {"text": f"see {sample.secret} here"})
+        assert queue.drain(5.0)
+    assert queue.failures == 3
+    records = [r for r in caplog.records if "pre_tool_call" in r.getMessage()]
+    assert len(records) == 1 and "leaky" in records[0].getMessage()
+    assert sample.needle not in caplog.text

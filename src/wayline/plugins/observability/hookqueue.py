@@ -36,7 +36,8 @@ produces while one observer call runs, so an agent only waits when an exporter i
 the thread (a full disk, say).
 
 Every callback here is an OBSERVER: an ``Exception`` is logged once per (queue, hook,
-exception type) and counted; the thread goes on. A ``BaseException`` propagates and ends the
+exception type), its message redacted, and counted (the host's ``FailureLog``, as for its own
+hook callbacks); the thread goes on. A ``BaseException`` propagates and ends the
 thread (Python reports it); the hooks after it are run by a new thread. Callbacks treat their
 payloads as read-only.
 """
@@ -51,7 +52,7 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from wayline.host.bus import QueuedObserver
+from wayline.host.bus import FailureLog, QueuedObserver
 from wayline.plugins.observability.snapshot import Snapshots
 from wayline.redaction.unsanitized import Memos, has_unsanitized, resolve_payload
 from wayline.relay.clock import pin, pinned_ns
@@ -323,8 +324,7 @@ class HookQueue:
         self._label = label
         self._thread = thread
         self.closed = False
-        self._logged: set[tuple[str, type[BaseException]]] = set()
-        self.failures = 0
+        self._failures = FailureLog(log, "Observer")
 
     def wrap(
         self,
@@ -365,22 +365,14 @@ class HookQueue:
                 resolve_payload(payload, memos)
             callback(**payload)
         except Exception as exc:
-            self._failed(hook, exc)
+            self._failures.record(self._label, hook, exc)
         finally:
             pin(None)
 
-    def _failed(self, hook: str, exc: BaseException) -> None:
-        self.failures += 1
-        key = (hook, type(exc))
-        if key not in self._logged:
-            self._logged.add(key)
-            log.warning(
-                "%s: %s callback failed: %r (logged once per error type)",
-                self._label,
-                hook,
-                exc,
-                exc_info=exc,
-            )
+    @property
+    def failures(self) -> int:
+        """How many of this queue's callbacks raised (each kind is logged once)."""
+        return self._failures.total()
 
     def later(self, key: Hashable, job: Callable[[], Any], delay_s: float) -> None:
         """Run ``job()`` on the hook thread when it is idle, no sooner than ``delay_s`` from

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from wayline import relay
+from wayline.host.bus import FailureLog
 from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.hooks import HOOKS
 from wayline.plugins.observability.relay.observer import RelayObserver
@@ -39,13 +40,13 @@ class EventRoute:
 
     Kind: OBSERVER. :meth:`__call__` runs on the thread that emitted the event (the hook
     thread, or the agent's thread with synchronous hooks or managed execution) and must not
-    block; a target that raises is logged once per target name and skipped.
+    block; a target that raises is logged once per target and exception type, and skipped.
     """
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._targets: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
-        self._failed: set[str] = set()
+        self._failures = FailureLog(log, "Relay exporter")
 
     def add(self, name: str, target: Callable[[Any], Any]) -> None:
         """Deliver this instance's events to ``target`` too (a new tuple: reads need no lock)."""
@@ -61,10 +62,8 @@ class EventRoute:
         for name, target in self._targets:
             try:
                 target(event)
-            except Exception:
-                if name not in self._failed:
-                    self._failed.add(name)
-                    log.exception("relay exporter %r failed; skipping the event", name)
+            except Exception as exc:  # logged once per target and exception type; skipped
+                self._failures.record(self.name, name, exc)
 
     def emitting(self, callback: Callable[..., Any]) -> Callable[..., Any]:
         """``callback`` run with this route as the emitter of the events it causes."""
