@@ -25,6 +25,7 @@ import functools
 import re
 from collections.abc import Callable
 
+from wayline.redaction._trie import any_word_pattern
 from wayline.redaction.redact_rules import REDACTED
 from wayline.redaction.secret_names import is_expression, is_prose, made_of_words, split_key
 
@@ -70,23 +71,49 @@ BARE_VALUE = 1024  # an unquoted word is looked at this far
 def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
     """A regex over the REVERSED lowercase text: a separator, then a name with a trigger word.
 
-    Scanning reversed text lets the engine skip to each separator at C speed and reject names
-    without a trigger word there; a forward regex would be tried at every word start.
+    Scanning reversed text lets the engine skip to each separator at C speed (the pattern
+    starts with one class of the separators' first characters) and reject names without a
+    trigger word there; a forward regex would be tried at every word start.
     """
+    # The words, longest first; where the first that matches decides only where the name ends
+    # ("mot de passe" holds blanks), it comes alone, and each run of words made of name
+    # characters (the name ends where its run does, whichever matched) is one trie.
+    parts: list[str] = []
+    run: list[str] = []
+    for word in sorted(words, key=len, reverse=True):
+        if _NAME_CHARS.fullmatch(word) is not None:
+            run.append(word)
+            continue
+        parts.extend(_run_alternatives(run))
+        run = []
+        parts.append(_reversed_word(word))
+    parts.extend(_run_alternatives(run))
+    return re.compile(
+        r"""[=:,|"'`](?:(?<==)[=!:?]*+|(?<=[:,])|(?<=\|)\||(?<=["'`])\\*[ \t])"""
+        r"""[ \t]*+(?:[)\]]?["'`]\\*+|\][\w]*\[)?"""
+        r"""(?P<name>[\w.\-]*?(?:""" + "|".join(parts) + r""")[\w.\-]*+)"""
+    )
+
+
+_NAME_CHARS = re.compile(r"[\w.\-]+")
+
+
+def _reversed_word(word: str) -> str:
     # A bare "key", "pass" or "pat" holds no credential ("key: value" tables): they need a
     # qualifier.
-    alternatives = "|".join(
-        (
-            rf"(?:(?<=[\w.\-]){re.escape(w[::-1])}|{re.escape(w[::-1])}(?=[\w.\-]))"
-            if w in _QUALIFIED
-            else re.escape(w[::-1])
-        )
-        for w in sorted(words, key=len, reverse=True)
-    )
-    return re.compile(
-        r"""(?:=[=!:?]*+|[:,]|\|\||["'`]\\*[ \t])[ \t]*+(?:[)\]]?["'`]\\*+|\][\w]*\[)?"""
-        r"""(?P<name>[\w.\-]*?(?:""" + alternatives + r""")[\w.\-]*+)"""
-    )
+    rev = re.escape(word[::-1])
+    return rf"(?:(?<=[\w.\-]){rev}|{rev}(?=[\w.\-]))" if word in _QUALIFIED else rev
+
+
+def _run_alternatives(run: list[str]) -> list[str]:
+    """The alternatives of name-character words in any order: one trie for the plain ones,
+    one group for the qualified ones."""
+    plain = [w[::-1] for w in run if w not in _QUALIFIED]
+    qualified = "|".join(re.escape(w[::-1]) for w in run if w in _QUALIFIED)
+    out = [any_word_pattern(plain)] if plain else []
+    if qualified:
+        out.append(rf"(?<=[\w.\-])(?:{qualified})|(?:{qualified})(?=[\w.\-])")
+    return out
 
 
 _QUALIFIED = frozenset({"key", "pass", "pat"})

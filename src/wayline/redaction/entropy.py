@@ -239,6 +239,8 @@ def _redact_compounds(text: str, replacement: str) -> str:
     out: list[str] = []
     pos = 0
     for match in _COMPOUND.finditer(text):
+        if match.end() - match.start() < MIN_TOKEN:
+            continue  # its pieces joined are shorter still (most are attribute chains)
         span = _compound_span(text, *match.span())
         if span is None:
             continue

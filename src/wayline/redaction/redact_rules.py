@@ -406,41 +406,58 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
 # also with JSON escapes; a $VAR, %VAR%, {{ }} or <...> placeholder is kept.
 # The rest of one command up to its flag: no line break (raw or JSON-escaped) or ; | &.
 _SEG = r"(?:[^\r\n;|&\\]|\\(?![nr]))" + "{0,200}?"
-# A tool name starts a word, also right after a JSON escape ("\\ndocker login ...").
-_TOOL = r"(?:(?<![\w\-])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4}))"
+
+
+def _tool(*names: str) -> str:
+    """Tool names (each a literal, optionally followed by ``/rest``, a regex) that start a
+    word, also right after a JSON escape ("\\ndocker login ..."). Each literal leads its own
+    check, as in ``_lit``: a pattern led by lookbehinds is tried at every position."""
+    branches = []
+    for name in names:
+        word, _, rest = name.partition("/")
+        lit = re.escape(word)
+        branches.append(
+            f"{lit}(?:(?<![\\w\\-]{lit})|(?<=\\\\[nrtbf]{lit})|(?<=\\\\u[0-9A-Fa-f]{{4}}{lit})){rest}"
+        )
+    return "(?:" + "|".join(branches) + ")"
+
+
 _VALUE = r"""(?:\\*["'])*(?P<secret>(?![<$%{])[^\s"'`;&|\\]+)"""
 # A glued "-p" is none of the longer flags other tools on the same line use (-pw, -passin).
 _GLUED_P = r"-p(?!w[ \t]|ass(?:in|out)?[ \t])"
 _CLI_REGEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("registry_login_password",
-     _TOOL + r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|oc|cf|finch)\b"
+     _tool("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl",
+           "az", "oc", "cf", "finch") + r"\b"
      + _SEG + r"\blogin\b" + _SEG + r"[ \t]-p(?:[ \t]+|=)" + _VALUE,
      ("login",)),
     ("mysql_inline_password",  # -pSECRET, glued: "-p name" names the database
-     _TOOL + r"(?:mysql\w*|mariadb[\w\-]*|mycli)\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE,
+     _tool(r"mysql/\w*", r"mariadb/[\w\-]*", "mycli") + r"\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE,
      ("mysql", "mariadb", "mycli")),
     ("sshpass_password",
-     _TOOL + r"sshpass\b" + _SEG + r"[ \t]" + _GLUED_P + r"[ \t]*" + _VALUE, ("sshpass",)),
+     _tool("sshpass") + r"\b" + _SEG + r"[ \t]" + _GLUED_P + r"[ \t]*" + _VALUE, ("sshpass",)),
     ("putty_password",
-     _TOOL + r"(?:plink|pscp|psftp)\b" + _SEG + r"[ \t]-pw[ \t]+" + _VALUE, ("-pw",)),
+     _tool("plink", "pscp", "psftp") + r"\b" + _SEG + r"[ \t]-pw[ \t]+" + _VALUE, ("-pw",)),
     ("redis_cli_password",
-     _TOOL + r"redis-cli\b" + _SEG + r"[ \t]-a[ \t]+" + _VALUE, ("redis-cli",)),
-    ("mongo_password", _TOOL + r"mongo\w*\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("mongo",)),
+     _tool("redis-cli") + r"\b" + _SEG + r"[ \t]-a[ \t]+" + _VALUE, ("redis-cli",)),
+    ("mongo_password", _tool(r"mongo/\w*") + r"\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("mongo",)),
     ("sqlcmd_password",
-     _TOOL + r"(?:sqlcmd|bcp|osql|isql)\b" + _SEG + r"[ \t]-P[ \t]*" + _VALUE,
+     _tool("sqlcmd", "bcp", "osql", "isql") + r"\b" + _SEG + r"[ \t]-P[ \t]*" + _VALUE,
      ("sqlcmd", "bcp", "osql", "isql")),
     ("zip_password",
-     _TOOL + r"(?:zip|unzip|zipcloak)\b" + _SEG + r"[ \t]-P[ \t]+" + _VALUE, ("zip",)),
-    ("sevenzip_password", _TOOL + r"7z[az]?\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE, ("7z",)),
-    ("ldap_password", _TOOL + r"ldap\w+\b" + _SEG + r"[ \t]-w[ \t]+" + _VALUE, ("ldap",)),
+     _tool("zip", "unzip", "zipcloak") + r"\b" + _SEG + r"[ \t]-P[ \t]+" + _VALUE, ("zip",)),
+    ("sevenzip_password", _tool("7z/[az]?") + r"\b" + _SEG + r"[ \t]" + _GLUED_P + _VALUE, ("7z",)),
+    ("ldap_password", _tool(r"ldap/\w+") + r"\b" + _SEG + r"[ \t]-w[ \t]+" + _VALUE, ("ldap",)),
     ("openssl_pass_arg", r"-pass(?:in|out)?[ \t]+pass:" + _VALUE, ("pass:",)),
-    ("openssl_k", _TOOL + r"openssl\b" + _SEG + r"[ \t]-k[ \t]+" + _VALUE, ("openssl",)),
+    ("openssl_k", _tool("openssl") + r"\b" + _SEG + r"[ \t]-k[ \t]+" + _VALUE, ("openssl",)),
     ("smb_user_password",
-     _TOOL + r"(?:smbclient|rpcclient|smbmap|smbcacls)\b" + _SEG
+     _tool("smbclient", "rpcclient", "smbmap", "smbcacls") + r"\b" + _SEG
      + r"[ \t](?:-U[ \t]*|--user=)[^\s%]+%" + _VALUE,
      ("smbclient", "rpcclient", "smbmap", "smbcacls")),
     ("psexec_password",
-     _TOOL + r"(?i:psexec(?:64)?(?:\.exe)?)\b" + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("psexec",)),
+     # psexec in any case: the first letter leads, its checks look one character back
+     r"[Pp](?:(?<![\w\-].)|(?<=\\[nrtbf].)|(?<=\\u[0-9A-Fa-f]{4}.))(?i:sexec(?:64)?(?:\.exe)?)\b"
+     + _SEG + r"[ \t]-p[ \t]+" + _VALUE, ("psexec",)),
 )  # fmt: skip
 
 
