@@ -11,6 +11,7 @@ thresholds were chosen on the corpora in ``tests/reliability`` (see docs/redacti
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -70,10 +71,15 @@ _CLASSES = str.maketrans(
 
 def looks_random(core: str) -> bool:
     """True when a run of token characters has the character-class profile of a random key."""
-    if len(core) > MAX_TOKEN:
-        # A longer run is judged by its head: a key, session or SAS token of 300 characters is
-        # random throughout; encoded files are kept by their media head or base64 block
-        core = core[:MAX_TOKEN]
+    # A longer run is judged by its head: a key, session or SAS token of 300 characters is
+    # random throughout; encoded files are kept by their media head or base64 block
+    return _looks_random(core[:MAX_TOKEN])
+
+
+# A pure function of at most MAX_TOKEN characters: the same token recurs (a repeated value, a
+# name used again and again), and judging it costs more than a lookup.
+@functools.lru_cache(maxsize=4096)
+def _looks_random(core: str) -> bool:
     n = len(core)
     if n < MIN_TOKEN:
         return False
@@ -135,15 +141,35 @@ def _random_lower(core: str, classes: str) -> bool:
 
 def _kept(text: str, start: int, core: str) -> bool:
     """Context that makes a random-looking run no secret: a digest, media data, an id."""
-    if _HEXISH.fullmatch(core) is not None or _DIGEST_PREFIX.match(core) is not None:
+    shape = _kept_shape_cached(core) if len(core) <= MAX_TOKEN else _kept_shape(core)
+    if shape or text.endswith("base64,", 0, start):
         return True
-    if _ID_PREFIX.match(core) is not None:
-        return True
-    if _ID_NAME_BEFORE.search(text, max(0, start - 24), start) is not None:
+    # Both names end with ":" or "=" (and "$" may stand before a final line break): where
+    # neither is near, no regex needs to run.
+    window = max(0, start - 24)
+    if (
+        text.find(":", window, start) >= 0 or text.find("=", window, start) >= 0
+    ) and _ID_NAME_BEFORE.search(text, window, start) is not None:
         return True  # id='Sao10K/L3-70B-Euryale-v2.1', model: "Gemma-…": names and ids
-    if core.startswith(_MEDIA_HEADS) or text.endswith("base64,", 0, start):
-        return True
-    return _DIGEST_BEFORE.search(text, max(0, start - 9), start) is not None
+    near = max(0, start - 2)
+    return (text.find(":", near, start) >= 0 or text.find("=", near, start) >= 0) and (
+        _DIGEST_BEFORE.search(text, max(0, start - 9), start) is not None
+    )
+
+
+def _kept_shape(core: str) -> bool:
+    """A digest, a provider id or media data by its own shape."""
+    return (
+        _HEXISH.fullmatch(core) is not None
+        or _DIGEST_PREFIX.match(core) is not None
+        or _ID_PREFIX.match(core) is not None
+        or core.startswith(_MEDIA_HEADS)
+    )
+
+
+# Tokens recur (a repeated value, a name used again and again); a longer run is not kept as a
+# key, so it is judged anew.
+_kept_shape_cached = functools.lru_cache(maxsize=4096)(_kept_shape)
 
 
 def _in_base64_block(text: str, start: int, end: int) -> bool:
@@ -179,6 +205,8 @@ def _line_after(text: str, end: int) -> str | None:
 
 def _line_before(text: str, start: int) -> tuple[str, int] | None:
     """The whole line before the one starting at `start`, and where it starts."""
+    if not text.endswith(("\n", "\\n"), max(0, start - 90), start):
+        return None  # no line break right before `start` (the usual case, found without a scan)
     head = text[max(0, start - 90) : start]
     breaks = list(_NEWLINE.finditer(head))
     if not breaks or breaks[-1].end() != len(head):
