@@ -1,21 +1,5 @@
-"""The hooks ``observability/otel`` observes (no OpenTelemetry import: the plugin registers
-them before its pipeline is built)."""
+"""The hooks ``observability/otel`` observes (no OpenTelemetry import here)."""
+
+from wayline.plugins.observability import OTEL_HOOKS as HOOKS
 
 __all__ = ["HOOKS"]
-
-HOOKS = (
-    "on_session_start",
-    "on_session_end",
-    "on_session_finalize",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_api_request",
-    "post_api_request",
-    "api_request_error",
-    "pre_tool_call",
-    "post_tool_call",
-    "pre_approval_request",
-    "post_approval_response",
-    "subagent_start",
-    "subagent_stop",
-)

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from wayline.contract.private import private_directory
 from wayline.host.exit import ExitHook
+from wayline.plugins.observability import RELAY_HOOKS
 from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
-from wayline.plugins.observability.relay.hooks import HOOKS
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class RelayPlugin:
             self.settings.atif is not None and self.settings.atif.subagent_export_mode == "all"
         )
         hooks: dict[str, Any] = {}
-        for hook in HOOKS:
+        for hook in RELAY_HOOKS:
             callback = self._callback(hook)
             if self.queue is not None:
                 callback = ends.wrap(self.queue, hook, callback)

@@ -18,8 +18,8 @@ from typing import Any
 
 from wayline import relay
 from wayline.host.bus import FailureLog
+from wayline.plugins.observability import RELAY_HOOKS
 from wayline.plugins.observability.hookqueue import HookQueue
-from wayline.plugins.observability.relay.hooks import HOOKS
 from wayline.plugins.observability.relay.observer import RelayObserver
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
@@ -102,7 +102,7 @@ class RelayHandlers:
         relay.subscribers.register(self.route.name, self.route)
         emitting = self.route.emitting
         self.callbacks: Mapping[str, Callable[..., Any]] = {
-            hook: emitting(getattr(self.observer, hook)) for hook in HOOKS
+            hook: emitting(getattr(self.observer, hook)) for hook in RELAY_HOOKS
         }
 
     def close(self) -> None:
