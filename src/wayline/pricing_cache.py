@@ -11,10 +11,9 @@ entry rebuilt as the package's own objects, so a cost is the one the table gives
 
 The file is named after, and says inside, the table it was made from: the package version and
 the size and modification time of the package's data module. Any other table (an upgrade, an
-edited install) finds no file of its own, so no stale answer is ever used. The file is written
-0600 in a 0700 directory, whole (a temporary file renamed over it), so concurrent processes
-never read half of one; an unreadable, foreign or damaged file counts as empty. Deleting it
-is always safe.
+edited install) finds no file of its own, so no stale answer is ever used. It is written as
+every file of the user cache is (:mod:`wayline.usercache`): whole, 0600; an unreadable,
+foreign or damaged file counts as empty.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ import hashlib
 import json
 import logging
 import os
-import threading
 from datetime import date, datetime, time
 from decimal import Decimal
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from wayline.usercache import cache_dir, read_json, write_json
 
 __all__ = ["MAX_ENTRIES", "PriceCache", "cache_dir", "decode", "encode", "table_key"]
 
@@ -77,17 +77,6 @@ def table_key() -> str | None:
     except (OSError, TypeError, ValueError):
         return None
     return f"{dist.version}:{st.st_size}:{st.st_mtime_ns}"
-
-
-def cache_dir() -> Path | None:
-    """``$XDG_CACHE_HOME/wayline``, else ``~/.cache/wayline`` (None without a home)."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    if base and os.path.isabs(base):
-        return Path(base) / "wayline"
-    try:
-        return Path.home() / ".cache" / "wayline"
-    except RuntimeError:
-        return None
 
 
 # -- the table's objects as JSON ------------------------------------------------------------
@@ -200,10 +189,7 @@ class PriceCache:
         path = self._file()
         if path is None:
             return {}
-        try:
-            doc = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            return {}
+        doc = read_json(path)
         if not isinstance(doc, dict):
             return {}
         if doc.get("format") != FORMAT or doc.get("table") != self._key:
@@ -249,7 +235,7 @@ class PriceCache:
             del entries[next(iter(entries))]
         self._entries = entries
         try:
-            _write(path, {"format": FORMAT, "table": self._key, "lookups": entries})
+            write_json(path, {"format": FORMAT, "table": self._key, "lookups": entries})
         except OSError as exc:
             self._writable = False
             log.debug("price cache: cannot write %s (%s); pricing goes on uncached", path, exc)
@@ -278,18 +264,3 @@ def _rebuild(entry: Any) -> tuple[Any, Any]:
     if not isinstance(model, ModelInfo):
         raise TypeError("not a model entry")
     return provider, model
-
-
-def _write(path: Path, doc: dict[str, Any]) -> None:
-    from wayline.contract.private import PrivatePaths
-
-    private = PrivatePaths()
-    private.directory(path.parent)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with private.open(temp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        private.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise

@@ -1,14 +1,23 @@
-"""``$WAYLINE_HOME`` and ``config.yaml``: loading with line-accurate errors, editing in place."""
+"""``$WAYLINE_HOME`` and ``config.yaml``: loading with line-accurate errors, editing in place.
+
+A YAML file parsed once is remembered in the user cache (:mod:`wayline.usercache`), keyed by
+its bytes and the installed PyYAML, so a start-up that reads the same ``config.yaml`` and
+plugin manifests as the last one neither imports nor runs the YAML parser. Only documents
+JSON holds exactly (string keys, no dates, sets or binary) are kept; the checks of what was
+read run on every load either way.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 
 class ConfigError(ValueError):
@@ -121,9 +130,16 @@ def load_yaml(path: Path, *, required: bool = False) -> YamlDoc:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, None, f"cannot read: {exc}") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+    cache = _ParsedCache(text)
+    found = cache.get()
+    if found is not None:
+        return YamlDoc(path, found[0], found[1])
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:  # what yaml.safe_load does, keeping the node tree for the lines
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -131,13 +147,103 @@ def load_yaml(path: Path, *, required: bool = False) -> YamlDoc:
         raise ConfigError(path, line, f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(path, None, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
     doc = YamlDoc(path, data)
     if node is not None:
         _index_lines(node, (), doc.lines)
+    cache.put(doc)
     return doc
 
 
+_CACHE_FORMAT = 1
+_CACHE_ENTRIES = 32  # documents kept: a home's config and its plugins' manifests, with history
+
+
+class _ParsedCache:
+    """The user cache's entry for one YAML text: its data and lines, or nothing."""
+
+    def __init__(self, text: str) -> None:
+        from wayline.usercache import cache_dir
+
+        directory = cache_dir()
+        self._path = directory / "yaml.json" if directory is not None else None
+        parser = _parser_stamp()
+        digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{parser}\0".encode())
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        self._key = digest.hexdigest() if parser is not None else None
+
+    def _entries(self) -> dict[str, Any]:
+        from wayline.usercache import read_json
+
+        if self._path is None or self._key is None:
+            return {}
+        doc = read_json(self._path)
+        if not isinstance(doc, dict) or doc.get("format") != _CACHE_FORMAT:
+            return {}
+        entries = doc.get("documents")
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self) -> tuple[Any, dict[tuple[Any, ...], int]] | None:
+        """``(data, lines)`` parsed from this very text before, else None."""
+        entry = self._entries().get(self._key or "")
+        if not isinstance(entry, dict) or not isinstance(entry.get("lines"), list):
+            return None
+        try:
+            lines = {tuple(keys): int(line) for keys, line in entry["lines"]}
+        except (TypeError, ValueError):
+            return None
+        return entry.get("data"), lines
+
+    def put(self, doc: YamlDoc) -> None:
+        """Keep ``doc``'s data and lines, when JSON holds them exactly."""
+        from wayline.usercache import write_json
+
+        if self._path is None or self._key is None or not _json_exact(doc.data):
+            return
+        lines = [[list(keys), line] for keys, line in doc.lines.items()]
+        if not all(_json_exact(keys) for keys, _ in lines):
+            return
+        entries = self._entries()
+        entries.pop(self._key, None)
+        entries[self._key] = {"data": doc.data, "lines": lines}
+        while len(entries) > _CACHE_ENTRIES:
+            del entries[next(iter(entries))]
+        try:
+            write_json(self._path, {"format": _CACHE_FORMAT, "documents": entries})
+        except OSError:
+            pass  # a read-only or full cache directory: parsed again next time
+
+
+def _parser_stamp() -> str | None:
+    """What names the installed PyYAML: its package file's size and time (None: no cache)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("yaml")
+        origin = spec.origin if spec is not None else None
+        st = os.stat(origin) if origin else None
+    except (ImportError, OSError, ValueError):
+        return None
+    return f"{origin}:{st.st_size}:{st.st_mtime_ns}" if st is not None else None
+
+
+def _json_exact(value: Any) -> bool:
+    """True when JSON gives ``value`` back equal and of the same types."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return all(_json_exact(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_exact(v) for k, v in value.items())
+    return False
+
+
 def _index_lines(node: yaml.Node, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    import yaml
+
     out.setdefault(prefix, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
@@ -189,6 +295,7 @@ def _plain_string(name: str) -> Any:
     ruamel writes YAML 1.2 but config.yaml is read with PyYAML (YAML 1.1), where a bare
     ``on``/``no``/``1.0`` would come back as a bool or number.
     """
+    import yaml
     from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
     try:
