@@ -14,7 +14,6 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 from opentelemetry.metrics import Meter, NoOpMeterProvider
@@ -26,6 +25,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
+from wayline.plugins.observability import wayline_version
 from wayline.plugins.observability.otel.export import (
     OTLP_LOGGERS,
     CountingSpanExporter,
@@ -44,18 +44,11 @@ log = logging.getLogger("wayline.plugins.otel")
 SCOPE = "wayline.plugins.observability.otel"
 
 
-def _version() -> str:
-    try:
-        return metadata.version("wayline")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
 def _resource(settings: OtelSettings) -> Resource:
     attributes: dict[str, Any] = {
         **settings.resource_attributes,
         "service.name": settings.service_name,
-        "service.version": _version(),
+        "service.version": wayline_version(),
         "openinference.project.name": settings.project_name or settings.service_name,
     }
     try:
@@ -286,7 +279,7 @@ def build_pipeline(
             export_timeout_millis=settings.export_timeout_ms,
         )
         tracer_provider.add_span_processor(processor)
-    tracer = tracer_provider.get_tracer(SCOPE, _version())
+    tracer = tracer_provider.get_tracer(SCOPE, wayline_version())
     meter_provider: MeterProvider | None = None
     if settings.metrics:
         reader = metric_reader if metric_reader is not None else _metric_reader(settings)
@@ -294,7 +287,7 @@ def build_pipeline(
             meter_provider = MeterProvider(
                 resource=resource, metric_readers=[reader], shutdown_on_exit=False
             )
-    meter = (meter_provider or NoOpMeterProvider()).get_meter(SCOPE, _version())
+    meter = (meter_provider or NoOpMeterProvider()).get_meter(SCOPE, wayline_version())
     log_filter: OnceFilter | None = None
     if settings.exporter == "otlp" and span_exporter is not None:
         log_filter = _ExporterLogFilter(settings)

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from wayline.contract.credentials import shown_url, url_credentials
+from wayline.plugins.observability import home_of
 from wayline.redaction.scrub import ScrubFilter, scrub
 
 __all__ = [
@@ -185,13 +186,6 @@ def _interpolate(headers: dict[str, str], env: Mapping[str, str]) -> dict[str, s
     return {k: _VAR.sub(sub, v) for k, v in headers.items()}
 
 
-def _home(env: Mapping[str, str], host_home: Path | None) -> Path:
-    if host_home is not None:
-        return host_home
-    home = env.get("WAYLINE_HOME") or env.get("HERMES_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".wayline"
-
-
 def _env_int(env: Mapping[str, str], name: str, current: int, minimum: int = 0) -> int:
     raw = env.get(name)
     return current if raw in (None, "") else _int(raw, name, minimum=minimum)
@@ -286,7 +280,7 @@ def _apply_env(
         changes["endpoint"] = base
     file = Path(env["WAYLINE_OTEL_FILE"]).expanduser() if env.get("WAYLINE_OTEL_FILE") else s.file
     if file is None:
-        file = _home(env, home) / "otel" / "spans.jsonl"
+        file = home_of(home, env) / "otel" / "spans.jsonl"
     changes["file"] = file
     changes["metrics_file"] = s.metrics_file or file.with_name(f"{file.stem}.metrics.jsonl")
     if env.get("OTEL_SERVICE_NAME"):

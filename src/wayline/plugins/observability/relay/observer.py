@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wayline import relay
+from wayline.plugins.observability import wayline_version
 from wayline.plugins.observability.relay.payload import (
     llm_output,
     metadata,
@@ -40,11 +41,7 @@ from wayline.plugins.observability.relay.payload import (
 )
 from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.request import request_body
-from wayline.plugins.observability.relay.settings import (
-    DEFAULT_AGENT_NAME,
-    RelaySettings,
-    wayline_version,
-)
+from wayline.plugins.observability.relay.settings import DEFAULT_AGENT_NAME, RelaySettings
 from wayline.pricing import Pricer, price_table, with_cost
 from wayline.redaction.sanitize import sanitize
 from wayline.relay import LLMHandle, ScopeHandle, ToolHandle

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from wayline.plugins.observability import home_of, wayline_version
 from wayline.relay.atif.files import check_template
 from wayline.relay.plugin import (
     AtifSettings,
@@ -25,17 +25,18 @@ from wayline.relay.plugin import (
     load_plugins_toml,
 )
 
+__all__ = [
+    "DEFAULT_AGENT_NAME",
+    "PREFIXES",
+    "RelaySettings",
+    "env",
+    "load_settings",
+    "wayline_version",  # the ATIF agent's version when nothing names one (from the package)
+]
+
 log = logging.getLogger("wayline.plugins.relay")
 
 DEFAULT_AGENT_NAME = "wayline"
-
-
-def wayline_version() -> str:
-    """The installed wayline's version: the ATIF agent version when nothing else names one."""
-    try:
-        return version("wayline")
-    except PackageNotFoundError:  # a source tree run without installing
-        return "unknown"
 
 
 PREFIXES = ("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")
@@ -100,13 +101,6 @@ def _template(default: str) -> str:
     return value
 
 
-def _home(host_home: Path | None) -> Path:
-    if host_home is not None:
-        return host_home
-    home = os.environ.get("WAYLINE_HOME") or os.environ.get("HERMES_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".wayline"
-
-
 @dataclass(frozen=True, slots=True)
 class RelaySettings:
     """Resolved exporter settings of one plugin instance (one host)."""
@@ -150,7 +144,7 @@ def load_settings(
         except PluginsTomlError as exc:
             toml_error = str(exc)
             log.error("observability/relay: %s; using the environment settings instead", exc)
-    base = _home(home) / "relay"
+    base = home_of(home) / "relay"
     atof: AtofSettings | None = None
     atif: AtifSettings | None = None
     toml_owns = toml is not None and toml.observability_enabled
