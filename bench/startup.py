@@ -12,7 +12,10 @@ the arms back to back in rotating order; each line is the median of the rounds' 
 (bytecode and page cache), and it is checked: both answers arrive, and the plugin arm wrote
 its files. The arms run without ``PYTHONDONTWRITEBYTECODE``, so that the warm-up writes the
 bytecode an installed wayline has: with it set, every module edited since its last ``.pyc``
-was written would be compiled from source again in every timed run.
+was written would be compiled from source again in every timed run. Likewise the warm-up
+fills a user cache of the run's own (``XDG_CACHE_HOME`` in its temporary directory: parsed
+YAML, price lookups), as any earlier run fills an installed wayline's, and nothing else
+(tests, other runs) can change it between rounds.
 
     .venv/bin/python -m bench.startup [--rounds 15] [--json]
 
@@ -88,6 +91,7 @@ def run(rounds: int = 15) -> list[dict[str, Any]]:
     # This process's children only (the suite runs each line in a process of its own).
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp = Path(tempfile.mkdtemp(prefix="wayline-bench-startup-"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
     try:
         workdir = tmp / "work"
         workdir.mkdir()
