@@ -9,13 +9,9 @@ order, mostly while the agent waits for its model or a tool. This is the design 
 OpenTelemetry SDK's batch processor and of NeMo Relay's own dispatcher: one background
 thread, no second process.
 
-A wayline host with no middleware and only queued observers hands over payloads nobody
-changes afterwards, and those are queued as they are. Otherwise what is queued is a snapshot
-(:mod:`~wayline.plugins.observability.snapshot`): a copy of every dict and list of the
-payload, equal to it when the hook fired, sharing only values that cannot change. The thread
-reads the payload later, and by then the host may have appended to the conversation it
-passed, or rewritten a message in place (Hermes does when it compresses context); the record
-must show what the hook reported, not what the host holds later.
+What is queued is the payload itself when nobody changes it afterwards (a wayline host with
+no middleware and only queued observers), else a snapshot equal to it when the hook fired
+(:mod:`~wayline.plugins.observability.snapshot` says why and how).
 
 The thread runs the first hook after a pause at once (a session's first hook builds the
 plugins while the agent waits for its first model reply). While hooks keep coming it works

@@ -12,9 +12,8 @@ Without the ``otel`` extra, :func:`register` logs one warning and registers noth
 Works unchanged in Hermes Agent through the ``hermes_agent.plugins`` entry point
 ``wayline_otel``: only ``ctx.register_hook`` is used and every payload field is optional.
 
-Open spans are ended and queued spans exported when the process ends: at ``atexit``, and
-also when ``logging.shutdown()`` runs, because Hermes' one-shot mode (``hermes -z``) leaves
-through ``os._exit``, which skips ``atexit`` but calls ``logging.shutdown()`` first.
+Open spans are ended and queued spans exported when the host closes, or at the process exit
+(``wayline.host.exit.ExitHook``: also in Hermes' one-shot mode, which leaves through ``os._exit``).
 """
 
 from __future__ import annotations

@@ -14,13 +14,10 @@ finds it through the ``hermes_agent.plugins`` entry point ``wayline_relay``
 (``hermes plugins enable wayline_relay``); ``docs/hermes.md`` lists the host
 differences absorbed here and in the observer.
 
-One :class:`RelayPlugin` per host: its files go under the host's home, and its relay
-subscription delivers only its own events, so any number of agents in one process each keep
-their own record. A wayline host closes the instance with itself (``Agent.close()``); in a
-host without that (Hermes) every open scope is closed when the process ends: at ``atexit``,
-and also when ``logging.shutdown()`` runs, because Hermes' one-shot mode (``hermes -z``) and
-its exit watchdog leave through ``os._exit``, which skips ``atexit`` but calls
-``logging.shutdown()`` first.
+One :class:`RelayPlugin` per host (see :func:`register`): any number of agents in one
+process each keep their own record, closed with their host or at the process exit
+(``wayline.host.exit.ExitHook``: also in Hermes' one-shot mode, which leaves through
+``os._exit``).
 """
 
 from __future__ import annotations
