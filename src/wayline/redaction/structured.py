@@ -23,8 +23,11 @@ _ELEMENT = re.compile(
     r"<(?P<tag>[A-Za-z_][\w:.\-]{0,64})(?:[ \t][^<>]{0,256})?>"
     r"(?P<val>[^<>\r\n]{1,4096}?)</(?P=tag)>"
 )
+# Patterns lead with a literal or a class, their word-boundary checks after it: one led by
+# a lookbehind or a repeat is tried at every position, a literal is found at C speed.
 _ATTR_PAIR = re.compile(
-    r"""\b(?:key|name)[ \t]*=[ \t]*(?P<q>\\*["'])(?P<name>[\w.:\-]{1,128})(?P=q)[ \t]+"""
+    r"""(?:key(?<!\wkey)|name(?<!\wname))[ \t]*=[ \t]*"""
+    r"""(?P<q>\\*["'])(?P<name>[\w.:\-]{1,128})(?P=q)[ \t]+"""
     r"""value[ \t]*=[ \t]*(?P<q2>\\*["'])(?P<val>[^"'\\\r\n]{1,4096})(?P=q2)"""
 )
 # An element named by its key/name attribute, its value its text or a <value> child:
@@ -76,7 +79,7 @@ _PGPASS = re.compile(
 # ODBC: "PWD=" after a ";" or followed by one (a lone PWD= is the working directory).
 _ODBC_PWD = re.compile(r"(?i);[ \t]*pwd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"']+)")
 _ODBC_PWD_FIRST = re.compile(
-    r"(?i)(?<![\w$])pwd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"'=]+)(?=;)"
+    r"[Pp](?<![\w$][Pp])(?i:wd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"'=]+)(?=;))"
 )
 
 
@@ -97,7 +100,8 @@ def _replace(text: str, spans: list[tuple[int, int]]) -> str:
 
 # A literal compared with a credential name, literal first: if ("…" == password).
 _REVERSED = re.compile(
-    r"""(?P<q>\\*["'])(?P<val>[^"'\r\n]{1,512}?)(?P=q)[ \t]*(?:===|!==|==|!=)[ \t]*"""
+    r"""(?P<q>[\\"'](?:(?<=["'])|(?<=\\)\\*["']))(?P<val>[^"'\r\n]{1,512}?)(?P=q)"""
+    r"""[ \t]*(?:===|!==|==|!=)[ \t]*"""
     r"""(?P<name>[A-Za-z_][\w.]{0,128})"""
 )
 
