@@ -30,7 +30,15 @@ from __future__ import annotations
 
 import re
 
-from wayline.redaction.redact_rules import REDACTED, SecretPattern, regex_rule
+from wayline.redaction.redact_rules import (
+    REDACTED,
+    SecretPattern,
+    after_lead,
+    ci_word_start,
+    lead_class,
+    regex_rule,
+    word_start,
+)
 from wayline.redaction.secret_names import (
     is_expression,
     made_of_words,
@@ -253,21 +261,26 @@ _PASSWORD_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      ("curl",), 0),
     # net user NAME PASSWORD [/add]; net use [X:] \\srv\share PASSWORD | /user:U PASSWORD
     ("net_user_password",
-     r"\bnet[ \t]+user[ \t]+(?:\"[^\"\r\n]{1,64}\"|[^\s/\"]{1,64})[ \t]+"
-     r"(?P<secret>(?![/*$%<])[^\s\"]+)",
-     ("net user",), re.IGNORECASE),
+     ci_word_start(
+         ("net",),
+         r"[ \t]+user[ \t]+(?:\"[^\"\r\n]{1,64}\"|[^\s/\"]{1,64})[ \t]+"
+         r"(?P<secret>(?![/*$%<])[^\s\"]+)"),
+     ("net user",), 0),
     ("net_use_password",
-     r"\bnet[ \t]+use\b[^\r\n;|&]{0,200}?(?:\\\\[^\s\\]+\\[^\s]+|/u(?:ser)?:[^\s]+)[ \t]+"
-     r"(?P<secret>(?![/*$%<])[^\s\"]+)",
-     ("net use",), re.IGNORECASE),
+     ci_word_start(
+         ("net",),
+         r"[ \t]+use\b[^\r\n;|&]{0,200}?(?:\\\\[^\s\\]+\\[^\s]+|/u(?:ser)?:[^\s]+)[ \t]+"
+         r"(?P<secret>(?![/*$%<])[^\s\"]+)"),
+     ("net use",), 0),
     # A password piped to a command that reads it from stdin.
     ("stdin_password",
-     r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<q>\\*[\"']?)(?P<secret>(?![$%<{\-])"
-     r"[^\s\"'|]{4,256})(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-\w+[ \t]+)*-\w*S\b"
+     word_start("echo", "printf")
+     + r"[ \t]+(?:-[neE]+[ \t]+)?(?P<q>\\*[\"']?)(?P<secret>(?![$%<{\-])[^\s\"'|]{4,256})"
+     r"(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-\w+[ \t]+)*-\w*S\b"
      r"|[^|\r\n;]{0,200}?--password-stdin|passwd\b[^|\r\n;]{0,100}--stdin)",
      ("password-stdin", "sudo -s", "--stdin"), 0),
     ("chpasswd_pair",
-     r"\b(?:echo|printf)[ \t]+(?P<q>\\*[\"']?)[^\s:\"'|]{1,64}:(?P<secret>(?![$%<{])"
+     word_start("echo", "printf") + r"[ \t]+(?P<q>\\*[\"']?)[^\s:\"'|]{1,64}:(?P<secret>(?![$%<{])"
      r"[^\s\"'|]{1,256})(?P=q)[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b",
      ("chpasswd",), 0),
     # Oracle: sqlplus user/pw[@db], jdbc:oracle:thin:user/pw@host
@@ -307,19 +320,25 @@ _PASSWORD_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # Credential APIs, by their documented signatures: the password is the literal after the
     # user (and, for connections, after the URL or host).
     ("credential_constructor_password",
-     r"\b(?:PasswordAuthentication|NetworkCredential|UsernamePasswordCredentials"
-     r"|UsernamePasswordAuthenticationToken|PSCredential|HTTPBasicAuth|HTTPDigestAuth"
-     r"|HttpBasicAuth|BasicAuth|\.login)[ \t]*\([ \t]*" + _ARG + r"[ \t]*,[ \t]*" + _LIT,
+     word_start(
+         "PasswordAuthentication", "NetworkCredential", "UsernamePasswordCredentials",
+         "UsernamePasswordAuthenticationToken", "PSCredential", "HTTPBasicAuth", "HTTPDigestAuth",
+         "HttpBasicAuth", "BasicAuth", ".login",
+     ) + r"[ \t]*\([ \t]*" + _ARG + r"[ \t]*,[ \t]*" + _LIT,
      ("passwordauthentication", "networkcredential", "usernamepassword", "pscredential",
       "basicauth", "digestauth", ".login"), 0),
     ("connection_call_password",
-     r"(?:\bgetConnection[ \t]*\([^,()\r\n]{1,256}|\bmysqli?_connect[ \t]*\([ \t]*" + _ARG
-     + r"|\bnew[ \t]+(?:mysqli|PDO)[ \t]*\([^,()\r\n]{1,256})[ \t]*,[ \t]*" + _ARG
+     r"(?:" + word_start("getConnection") + r"[ \t]*\([^,()\r\n]{1,256}"
+     + r"|" + word_start("mysql") + r"i?_connect[ \t]*\([ \t]*" + _ARG
+     + r"|" + word_start("new") + r"[ \t]+(?:mysqli|PDO)[ \t]*\([^,()\r\n]{1,256})[ \t]*,[ \t]*"
+     + _ARG
      + r"[ \t]*,[ \t]*" + _LIT,
      ("getconnection", "_connect", "mysqli", "pdo"), 0),
     ("keystore_password_chars",
-     r"\b(?:load|init|getKey|setKeyEntry|store|getEntry|PasswordProtection|PBEKeySpec)"
-     r"[ \t]*\([^()\r\n]{0,256}?" + _LIT + r"\.toCharArray\(\)",
+     word_start(
+         "load", "init", "getKey", "setKeyEntry", "store", "getEntry", "PasswordProtection",
+         "PBEKeySpec",
+     ) + r"[ \t]*\([^()\r\n]{0,256}?" + _LIT + r"\.toCharArray\(\)",
      ("tochararray",), 0),
 )  # fmt: skip
 
@@ -327,8 +346,10 @@ _PASSWORD_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
 # "password Xk9#mQ2z", "password\tCfTDKSBAzacQzLfH": the word and the value with only blanks
 # between (prose, logs, nmcli, a .properties line, whose grammar allows a blank as the
 # separator); the value must read as a password (``password_like``), not a word or a path.
+_WORD_VALUE_WORDS = ("passwor[dt]", "passwd", "passphrase", "kennwort")
 _WORD_VALUE = re.compile(
-    r"(?i:passwor[dt]|passwd|passphrase|kennwort)[ \t]+(?:\\*[\"'])?"
+    lead_class(_WORD_VALUE_WORDS) + "(?i:" + after_lead(_WORD_VALUE_WORDS) + ")"
+    r"[ \t]+(?:\\*[\"'])?"
     r"(?P<val>(?![$%{<\-])[^\s\"'`/\\()]{6,64})(?=[.,;:!?)]*(?:[\s\"'`\\]|$))"
 )
 

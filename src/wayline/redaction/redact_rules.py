@@ -15,7 +15,18 @@ from dataclasses import dataclass
 
 from wayline.redaction.token_shapes import SHAPE_TRIGGERS, TOKEN_SHAPES
 
-__all__ = ["REDACTED", "SecretPattern", "after_ansi", "after_escape", "builtin_rules", "regex_rule"]
+__all__ = [
+    "REDACTED",
+    "SecretPattern",
+    "after_ansi",
+    "after_escape",
+    "after_lead",
+    "builtin_rules",
+    "ci_word_start",
+    "lead_class",
+    "regex_rule",
+    "word_start",
+]
 
 REDACTED = "<redacted>"
 
@@ -153,10 +164,7 @@ def _b64_pem_apply(text: str) -> str:
 
 
 _NOT_REDACTED = r"(?!<redacted>)"
-_FOREIGN_PASSWORD = (
-    r"(?i:\b(?:passwort|kennwort|mot[ \t]+de[ \t]+passe|contrase(?:ñ|n)a|senha)"
-    r"(?:[ \t]+(?:für|pour|de|para|do|da)(?:[ \t]+[^\s:=]{1,30}){1,3}?)?)"
-)
+_FOREIGN_WORDS = ("passwort", "kennwort", r"mot[ \t]+de[ \t]+passe", "contrase(?:ñ|n)a", "senha")
 _FOREIGN_VALUE = (
     r"(?:\\*[\"'«„“])?[ \t]*(?P<secret>(?!<redacted>)(?![$%{<])[^\s\"'«»„“”\\]{3,}?)"
     r"(?=[.,;:!?)]*(?:[\s\"'`«»„“”\\]|$))"
@@ -175,7 +183,7 @@ _SQL_VALUE = r"""\\*["']?(?P<secret>(?!<redacted>)(?![$:?%{<@])[^\s"'`;,)\\]+)""
 _FOLDS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 
 
-def _lead(words: Iterable[str]) -> str:
+def lead_class(words: Iterable[str]) -> str:
     """A case-sensitive class of every character an IGNORECASE word of ``words`` may start
     with. A pattern that starts with a class lets the engine skip to candidates at C speed;
     one that starts with a lookbehind or an IGNORECASE alternation is tried at every position.
@@ -184,9 +192,9 @@ def _lead(words: Iterable[str]) -> str:
     return "[" + "".join(f"{c.upper()}{c}{_FOLDS.get(c, '')}" for c in firsts) + "]"
 
 
-def _after_lead(words: Iterable[str]) -> str:
+def after_lead(words: Iterable[str]) -> str:
     """The alternation of ``words`` (IGNORECASE regexes, each led by a plain letter) once that
-    letter is consumed by ``_lead(words)``: each word's rest, behind a check of its letter,
+    letter is consumed by ``lead_class(words)``: each word's rest, behind a check of its letter,
     in the words' own order (only one letter can match, so the order within a letter is the
     order that counts)."""
     by_first: dict[str, list[str]] = {}
@@ -195,14 +203,33 @@ def _after_lead(words: Iterable[str]) -> str:
     return "(?:" + "|".join(f"(?<={c})(?:{'|'.join(r)})" for c, r in by_first.items()) + ")"
 
 
+def word_start(*words: str) -> str:
+    """``\\b(?:w1|w2…)`` for literal words, each literal first and its boundary check after it
+    (a pattern led by ``\\b`` is tried at every position; one led by literals skips to them)."""
+    branches = []
+    for word in words:
+        lit = re.escape(word)
+        # \b before a word character: none before it; before any other: a word character
+        look = "(?<!\\w" if re.match(r"\w", word) else "(?<=\\w"
+        branches.append(f"{lit}{look}{lit})")
+    return "(?:" + "|".join(branches) + ")"
+
+
+def ci_word_start(words: Iterable[str], rest: str = "") -> str:
+    """``\\b(?i:(?:w1|w2…)rest)``, led by ``lead_class(words)``: IGNORECASE words (regexes,
+    each starting with a letter) at a word's start, then ``rest``, all IGNORECASE."""
+    listed = list(words)
+    return lead_class(listed) + r"(?<!\w.)(?i:" + after_lead(listed) + rest + ")"
+
+
 # Credential words, one or two ("PRIVATE KEY", "SECRETkey", "access TOKEN"); a public key is
 # no secret.
 _CRED_WORD_LIST = (r"api[ _\-]?key", "apikey", "token", "secret", "access", "private", "key")
 _CRED_WORD = "(?:" + "|".join(_CRED_WORD_LIST) + ")"
-# The words after their first character, which ``_lead(_CRED_WORD_LIST)`` consumed: every
+# The words after their first character, which ``lead_class(_CRED_WORD_LIST)`` consumed: every
 # check before the first word looks one character further back.
 _CRED_WORDS_LED = (
-    r"(?i:(?<!public.)(?<!public[ _\-].)" + _after_lead(_CRED_WORD_LIST)
+    r"(?i:(?<!public.)(?<!public[ _\-].)" + after_lead(_CRED_WORD_LIST)
     + r"(?:[ \t_\-]?" + _CRED_WORD + r")?)"
 )  # fmt: skip
 # After the words: blanks, or one of "-_." before a token holding a digit soon.
@@ -228,6 +255,10 @@ _LABEL_WORDS = (
 # one). Words such as "password" or "changeme" are not among them: they are what default
 # credentials are made of ("http://admin:password@127.0.0.1"), so they are redacted too.
 _URL_PLACEHOLDER = r"(?i:redacted|x{3,}|\*{3,})"
+
+_FOREIGN_PASSWORD = ci_word_start(
+    _FOREIGN_WORDS, r"(?:[ \t]+(?:für|pour|de|para|do|da)(?:[ \t]+[^\s:=]{1,30}){1,3}?)?"
+)
 
 # Contextual rules replace only their `secret` group: (name, regex, triggers, flags).
 _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
@@ -276,30 +307,37 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      ("/api/webhooks/",), 0),
     # prose: "my password is hunter2" (a word with a digit or symbol; "is required" stays)
     ("password_in_prose",
-     r"\b(?:password|passphrase|passwd|pin code)[ \t]+(?:is|was|would be)[ \t]*:?[ \t]+"
-     r"[\"'`]?(?P<secret>(?=[^\s\"'`]*[0-9!@#$%^&*])(?![$%{<])[^\s\"'`]{3,}?)"
-     r"(?=[.,;:!?)]*(?:[\s\"'`]|$))",
-     ("password is", "password was", "passphrase is", "passwd is", "password would"),
-     re.IGNORECASE),
+     ci_word_start(
+         ("password", "passphrase", "passwd", "pin code"),
+         r"[ \t]+(?:is|was|would be)[ \t]*:?[ \t]+"
+         r"[\"'`]?(?P<secret>(?=[^\s\"'`]*[0-9!@#$%^&*])(?![$%{<])[^\s\"'`]{3,}?)"
+         r"(?=[.,;:!?)]*(?:[\s\"'`]|$))"),
+     ("password is", "password was", "passphrase is", "passwd is", "password would"), 0),
     # SQL: CREATE/ALTER USER|ROLE|LOGIN … IDENTIFIED [WITH plugin] BY [PASSWORD] '…' (MySQL,
     # Oracle: quoted or a bare word), SET PASSWORD [FOR u] = [PASSWORD(]'…'. A bind parameter
     # or placeholder (:pw, ?, ${PW}, %s) is kept.
     ("sql_identified_by",  # MySQL's IDENTIFIED WITH plugin AS '<hash>' too
-     r"\bidentified[ \t]+(?:(?:with[ \t]+[\w'\"`]+[ \t]+)?by|with[ \t]+[\w'\"`]+[ \t]+as)"
-     r"[ \t]+(?:password[ \t]+)?"
-     r"(?=\\*[\"'])(?!\\*[\"'][a-z]+\\*[\"'])" + _SQL_VALUE,
-     ("identified",), re.IGNORECASE),
+     ci_word_start(
+         ("identified",),
+         r"[ \t]+(?:(?:with[ \t]+[\w'\"`]+[ \t]+)?by|with[ \t]+[\w'\"`]+[ \t]+as)"
+         r"[ \t]+(?:password[ \t]+)?"
+         r"(?=\\*[\"'])(?!\\*[\"'][a-z]+\\*[\"'])" + _SQL_VALUE),
+     ("identified",), 0),
     ("sql_identified_by_word",  # Oracle's bare word, only inside a statement that makes a user
-     r"\b(?:create|alter|grant)\b[^;\r\n]{0,200}?\bidentified[ \t]+"
-     r"(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+" + _SQL_VALUE,
-     ("identified",), re.IGNORECASE),
+     ci_word_start(
+         ("create", "alter", "grant"),
+         r"\b[^;\r\n]{0,200}?\bidentified[ \t]+(?:with[ \t]+[\w'\"`]+[ \t]+)?by[ \t]+"
+         + _SQL_VALUE),
+     ("identified",), 0),
     # PostgreSQL: CREATE/ALTER USER|ROLE|GROUP … [WITH] [ENCRYPTED] PASSWORD '…' (or a bare
     # word), whatever options follow it; PASSWORD NULL is none.
     ("sql_role_password",
-     r"\b(?:create|alter)[ \t]+(?:user|role|group)\b[^;\r\n]{0,200}?"
-     r"\b(?:(?:un)?encrypted[ \t]+)?password[ \t]+(?!null\b)" + _SQL_VALUE,
+     ci_word_start(
+         ("create", "alter"),
+         r"[ \t]+(?:user|role|group)\b[^;\r\n]{0,200}?"
+         r"\b(?:(?:un)?encrypted[ \t]+)?password[ \t]+(?!null\b)" + _SQL_VALUE),
      ("create user", "create role", "alter user", "alter role", "create group", "alter group"),
-     re.IGNORECASE),
+     0),
     # PowerShell: ConvertTo-SecureString [-String] <plain text> [-AsPlainText] [-Force]; a
     # variable or a subexpression is kept.
     ("powershell_secure_string",
@@ -307,14 +345,18 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"(?:\\*[\"'])?(?P<secret>(?!<redacted>)(?![$<{%(\-])[^\s\"'\\|;)]+)",
      ("convertto-securestring",), 0),
     ("sql_set_password",
-     r"\bset[ \t]+password\b[^;\r\n=]{0,120}=[ \t]*(?:password[ \t]*\([ \t]*)?" + _SQL_VALUE,
-     ("set password",), re.IGNORECASE),
+     ci_word_start(
+         ("set",),
+         r"[ \t]+password\b[^;\r\n=]{0,120}=[ \t]*(?:password[ \t]*\([ \t]*)?" + _SQL_VALUE),
+     ("set password",), 0),
     # PHP: define('DB_PASSWORD', '…'): the constant's name says what its value is.
     ("php_define_secret",
-     r"\bdefine[ \t]*\([ \t]*\\*(?P<q1>['\"])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|KEY"
-     r"|TOKEN|SALT|NONCE)[A-Z0-9_]*\\*(?P=q1)[ \t]*,[ \t]*\\*(?P<q2>['\"])"
-     r"(?P<secret>(?![$<{])[^'\"\\\r\n]{1,512})\\*(?P=q2)",
-     ("define",), re.IGNORECASE),
+     ci_word_start(
+         ("define",),
+         r"[ \t]*\([ \t]*\\*(?P<q1>['\"])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|KEY"
+         r"|TOKEN|SALT|NONCE)[A-Z0-9_]*\\*(?P=q1)[ \t]*,[ \t]*\\*(?P<q2>['\"])"
+         r"(?P<secret>(?![$<{])[^'\"\\\r\n]{1,512})\\*(?P=q2)"),
+     ("define",), 0),
     # Webhook URLs whose path is the credential: Microsoft Teams (incoming webhooks, old and
     # new hosts), Power Automate / Logic Apps triggers (the workflow, trigger and signed query
     # to the URL's end), ThingsBoard's device API (/api/v1/<access token>/telemetry).
@@ -365,7 +407,7 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # rules). The token: 16+ characters with a digit and a letter (hex and uuids too), or 20+
     # digits; never a version, a snake_case name or a word.
     ("token_after_credential_word",
-     _lead(_CRED_WORD_LIST)
+     lead_class(_CRED_WORD_LIST)
      + r"(?:(?<![A-Za-z0-9].)" + _CRED_WORDS_LED + _WORD_SEP
      + r"|(?<=[a-z0-9].)" + _CRED_WORDS_LED + r"(?:" + _GLUED_SEP + r"|" + _WORD_SEP + r"))"
      r"(?:\\*[\"'])?(?P<secret>" + _TOKEN_VALUE + r")(?![A-Za-z0-9_\-+/=.])",
@@ -373,8 +415,8 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # Two credential words in a row ("private token", "access key", "access code") say what
     # follows more surely than one: a token of 10+ characters with a digit and a letter.
     ("token_after_two_credential_words",
-     _lead(_FIRST_OF_TWO) + r"(?<![A-Za-z0-9].)(?i:(?<!public.)(?<!public[ _\-].)"
-     + _after_lead(_FIRST_OF_TWO) + r"[ \t_\-]?(?:key|token|secret|code))[ \t]+(?:\\*[\"'])?"
+     lead_class(_FIRST_OF_TWO) + r"(?<![A-Za-z0-9].)(?i:(?<!public.)(?<!public[ _\-].)"
+     + after_lead(_FIRST_OF_TWO) + r"[ \t_\-]?(?:key|token|secret|code))[ \t]+(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?!v?[0-9]+(?:\.[0-9]+)+(?![\w\-+/=]))(?![0-9]{4}-[0-9]{2}-)"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[0-9])"
      r"(?=[A-Za-z0-9_\-+/=.]{0,255}[A-Za-z])(?![a-z]+_[a-z_0-9]+(?![\w\-+/=.]))"
@@ -384,8 +426,8 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     # A label of two words ("Secret Key: …", "access key=…", "API token: …"): the value,
     # 8+ characters with a digit, is the secret (one word is an assignment's name, judged there).
     ("credential_label",  # also glued to a vendor's name by "_" or "-" (acme_secret key=…)
-     _lead(_LABEL_WORDS)
-     + r"(?i:(?:(?<![A-Za-z0-9_\-].)|(?<=[A-Za-z0-9][_\-].))" + _after_lead(_LABEL_WORDS)
+     lead_class(_LABEL_WORDS)
+     + r"(?i:(?:(?<![A-Za-z0-9_\-].)|(?<=[A-Za-z0-9][_\-].))" + after_lead(_LABEL_WORDS)
      + r"[ \t]+(?:key|token|secret))[ \t]*[:=][ \t]*(?:\\*[\"'])?"
      r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'`,;\\]{0,63}[0-9])[^\s\"'`,;\\]{8,256})",
      ("key", "token", "secret"), 0),
