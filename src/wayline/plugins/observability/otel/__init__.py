@@ -78,12 +78,6 @@ def register(ctx: Any) -> OtelPlugin | None:
     from wayline.plugins.observability.otel.plugin import create
 
     plugin = create(settings)
-    register_instance = getattr(ctx, "register_instance", None)
-    if callable(register_instance):
-        register_instance(plugin)
-    else:
-        plugin.close_at_exit()
-    for name, callback in plugin.hooks().items():
-        ctx.register_hook(name, callback)
+    plugin.bind(ctx)
     log.debug("observability/otel registered (exporter=%s)", settings.exporter)
     return plugin

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from wayline.host.exit import ExitHook
-from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.instance import PluginInstance
 from wayline.plugins.observability.otel.hooks import HOOKS
 from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
 
@@ -34,7 +32,7 @@ PARENT_SESSION_ENV = "WAYLINE_PARENT_SESSION_ID"
 _SESSION_ENDS = ("on_session_finalize", "on_session_reset")
 
 
-class OtelPlugin:
+class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
     """The plugin's pipeline and observer; ``hooks()`` is what ``register(ctx)`` subscribes."""
 
     def __init__(
@@ -51,57 +49,47 @@ class OtelPlugin:
         self._metric_reader = metric_reader
         self._clock = clock
         self._env = dict(os.environ if env is None else env)
-        self._lock = threading.Lock()
-        self._parts: tuple[Pipeline, OtelObserver] | None = None
-        self._closed = False
-        self._exit: ExitHook | None = None
-        self.queue = HookQueue(label=KEY) if settings.async_hooks else None
+        close_s = settings.shutdown_timeout_ms / 1000.0
+        super().__init__(KEY, queued=settings.async_hooks, drain_s=5.0, close_s=close_s)
         if self.queue is None:
-            self._build()  # hooks run on the caller's thread: build now, fail at load
+            self.built()  # hooks run on the caller's thread: build now, fail at load
 
-    def _build(self) -> tuple[Pipeline, OtelObserver]:
-        with self._lock:
-            if self._parts is None:
-                from wayline.plugins.observability.otel.observer import OtelObserver
-                from wayline.plugins.observability.otel.pipeline import build_pipeline
+    def _make(self) -> tuple[Pipeline, OtelObserver]:
+        from wayline.plugins.observability.otel.observer import OtelObserver
+        from wayline.plugins.observability.otel.pipeline import build_pipeline
 
-                pipeline = build_pipeline(
-                    self.settings,
-                    span_exporter=self._span_exporter,
-                    metric_reader=self._metric_reader,
-                )
-                observer = OtelObserver(
-                    self.settings,
-                    pipeline,
-                    clock=self._clock,
-                    remote_parent=self._env.get(TRACEPARENT_ENV) or None,
-                    remote_parent_session=self._env.get(PARENT_SESSION_ENV) or None,
-                )
-                self._parts = (pipeline, observer)
-            return self._parts
+        pipeline = build_pipeline(
+            self.settings, span_exporter=self._span_exporter, metric_reader=self._metric_reader
+        )
+        observer = OtelObserver(
+            self.settings,
+            pipeline,
+            clock=self._clock,
+            remote_parent=self._env.get(TRACEPARENT_ENV) or None,
+            remote_parent_session=self._env.get(PARENT_SESSION_ENV) or None,
+        )
+        return pipeline, observer
+
+    def _release(self, built: tuple[Pipeline, OtelObserver]) -> None:
+        """End open spans (``incomplete``), export what is left (bounded), stop threads."""
+        pipeline, observer = built
+        try:
+            observer.close_all()
+        finally:
+            pipeline.shutdown(self.settings.shutdown_timeout_ms)
+
+    def _callback(self, built: tuple[Pipeline, OtelObserver], hook: str) -> Callable[..., Any]:
+        return getattr(built[1], hook)  # type: ignore[no-any-return]
 
     @property
     def pipeline(self) -> Pipeline:
         """The tracer and meter providers and exporters (built on first use)."""
-        return self._build()[0]
+        return self.built()[0]
 
     @property
     def observer(self) -> OtelObserver:
         """The hook callbacks' span and metric logic (built on first use)."""
-        return self._build()[1]
-
-    def _handler(self, name: str) -> Callable[..., None]:
-        def handle(**payload: Any) -> None:
-            parts = self._parts or self._build()
-            getattr(parts[1], name)(**payload)
-
-        handle.__name__ = handle.__qualname__ = name
-        return handle
-
-    def close_at_exit(self) -> None:
-        """For hosts that never close their plugins (Hermes): shut down at the process exit."""
-        self._exit = ExitHook(self.shutdown, name=KEY)
-        self._exit.arm()
+        return self.built()[1]
 
     def hooks(self) -> dict[str, Callable[..., Any]]:
         """Hook name → host callback, an OBSERVER that fails open.
@@ -112,7 +100,7 @@ class OtelPlugin:
         are ended and exported (otherwise the host's close or the exit does both). With an
         exit hook (:meth:`close_at_exit`) the session start and end callbacks re-arm it.
         """
-        hooks = {name: self._handler(name) for name in HOOKS}
+        hooks = {name: self.handler(name) for name in HOOKS}
         queue = self.queue
         if queue is not None:
             timeout_s = self.settings.flush_timeout_ms / 1000.0
@@ -120,14 +108,7 @@ class OtelPlugin:
             for name, callback in hooks.items():
                 wait_s = timeout_s if name in waits else None
                 hooks[name] = queue.wrap(name, callback, wait_s=wait_s)
-        if self._exit is not None:
-            for name in ("on_session_start", "on_session_end"):
-                hooks[name] = self._exit.arming(hooks[name])
-        return hooks
-
-    def drain(self, timeout_s: float = 5.0) -> bool:
-        """Wait (bounded) until every hook received so far has been turned into spans."""
-        return True if self.queue is None else self.queue.drain(timeout_s)
+        return self.armed(hooks)
 
     def attach(self, bus: Any, plugin: str = KEY) -> None:
         """Subscribe to a host's hook bus directly (``bus.register(name, callback, plugin)``)."""
@@ -149,35 +130,12 @@ class OtelPlugin:
     def stats(self) -> dict[str, int]:
         """Export counters (exported, failed exports, spans they carried) and
         ``hooks_pending``/``hook_failures`` of the hook thread."""
-        stats = self.pipeline.stats()
-        if self.queue is not None:
-            stats["hooks_pending"] = self.queue.pending()
-            stats["hook_failures"] = self.queue.failures
-        return stats
-
-    def close(self) -> None:
-        """The host closes: :meth:`shutdown`."""
-        self.shutdown()
+        return {**self.pipeline.stats(), **super().stats()}
 
     def shutdown(self) -> None:
         """End open spans (``incomplete``), export what is left (bounded), stop threads;
-        idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        if self._exit is not None:
-            self._exit.disarm()
-        if self.queue is not None:
-            self.queue.close(self.settings.shutdown_timeout_ms / 1000.0)
-        parts = self._parts
-        if parts is None:
-            return  # no hook ever came: nothing was built, nothing to export
-        pipeline, observer = parts
-        try:
-            observer.close_all()
-        finally:
-            pipeline.shutdown(self.settings.shutdown_timeout_ms)
+        idempotent (:meth:`close`)."""
+        self.close()
 
     def child_env(
         self, child_session_id: str, parent_session_id: str | None = None

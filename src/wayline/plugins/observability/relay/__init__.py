@@ -26,14 +26,15 @@ import contextlib
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from wayline.contract.private import private_directory
-from wayline.host.exit import ExitHook
 from wayline.plugins.observability import RELAY_HOOKS
 from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
+from wayline.plugins.observability.instance import PluginInstance
 from wayline.plugins.observability.relay.settings import RelaySettings, load_settings
 
 if TYPE_CHECKING:
@@ -192,52 +193,36 @@ class _SdkShaped:
         return self._inner(**{**kw, "next_call": next_call})
 
 
-class RelayPlugin:
+class RelayPlugin(PluginInstance["RelayHandlers"]):
     """The plugin's state for one host: settings, observer and exporters, hook queue.
 
     Built by :func:`register` for each host (two agents in one process have two, each with its
     own files, and neither sees the other's events). The observer and its exporters are
-    built on first use: with queued hooks that is on the hook thread, at the session's first
-    hook, while the agent waits for its first model reply. :meth:`close` releases everything.
+    built on first use (:meth:`built`); :meth:`close` releases everything.
     """
 
     def __init__(self, settings: RelaySettings) -> None:
         self.settings = settings
         self.managed = settings.adaptive_mode is not None
-        self.queue: HookQueue | None = None
-        if settings.async_hooks and not self.managed:
+        queued = settings.async_hooks and not self.managed
+        if queued:
             _check_outputs(settings)  # what building would reject fails the plugin's load here
-            self.queue = HookQueue(label="observability/relay")
-        self._built: RelayHandlers | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-        self._released = False  # closed, and the hooks queued before the close have run
-        self._exit: ExitHook | None = None
+        super().__init__("observability/relay", queued=queued, drain_s=WAIT_S, close_s=WAIT_S)
         if self.queue is None:
-            self.handlers()  # hooks run on the calling thread: build now, fail at load
+            self.built()  # hooks run on the calling thread: build now, fail at load
 
-    def handlers(self) -> RelayHandlers:
-        """The observer and exporters, built now if this is their first use (thread-safe)."""
-        with self._lock:
-            if self._built is None:
-                from wayline.plugins.observability.relay.handlers import RelayHandlers
+    def _make(self) -> RelayHandlers:
+        from wayline.plugins.observability.relay.handlers import RelayHandlers
 
-                self._built = RelayHandlers(self.settings, later=self.queue, managed=self.managed)
-            return self._built
+        return RelayHandlers(self.settings, later=self.queue, managed=self.managed)
 
-    def _callback(self, hook: str) -> Any:
-        """The observer's callback for ``hook``, looked up when it runs."""
+    def _release(self, built: RelayHandlers) -> None:
+        """Close every open session (ATIF written), flush and close the ATOF file and stream
+        sinks, and drop the relay subscription."""
+        built.close()
 
-        def handle(**payload: Any) -> None:
-            built = self._built
-            if built is None:
-                if self._released:
-                    return  # a hook after the instance closed: nothing is built for it any more
-                built = self.handlers()
-            built.callbacks[hook](**payload)
-
-        handle.__name__ = handle.__qualname__ = hook
-        return handle
+    def _callback(self, built: RelayHandlers, hook: str) -> Callable[..., Any]:
+        return built.callbacks[hook]
 
     def hooks(self) -> dict[str, Any]:
         """Hook name -> host callback (OBSERVERS): queued unless hooks run synchronously."""
@@ -246,13 +231,9 @@ class RelayPlugin:
         )
         hooks: dict[str, Any] = {}
         for hook in RELAY_HOOKS:
-            callback = self._callback(hook)
-            if self.queue is not None:
-                callback = ends.wrap(self.queue, hook, callback)
-            if self._exit is not None and hook in ("on_session_start", "on_session_end"):
-                callback = self._exit.arming(callback)
-            hooks[hook] = callback
-        return hooks
+            callback = self.handler(hook)
+            hooks[hook] = callback if self.queue is None else ends.wrap(self.queue, hook, callback)
+        return self.armed(hooks)
 
     def middleware(self) -> dict[str, Any]:
         """Managed (adaptive) mode's execution middleware, run with this instance's route."""
@@ -260,7 +241,7 @@ class RelayPlugin:
             return {}
         from wayline.plugins.observability.relay.managed import ManagedExecution
 
-        handlers = self.handlers()
+        handlers = self.built()
         execution = ManagedExecution(handlers.observer, str(self.settings.adaptive_mode))
         emitting = handlers.route.emitting
         return {
@@ -268,46 +249,11 @@ class RelayPlugin:
             "tool_execution": _OncePerCall(emitting(execution.tool_execution)),
         }
 
-    def close_at_exit(self) -> None:
-        """For hosts that never close their plugins (Hermes): close at the process exit."""
-        self._exit = ExitHook(self.close, name="observability/relay")
-        self._exit.arm()
-
-    def drain(self, timeout_s: float = WAIT_S) -> bool:
-        """Wait (bounded) until every hook received so far is in the files; True if so."""
-        return True if self.queue is None else self.queue.drain(timeout_s)
-
-    def stats(self) -> dict[str, int]:
-        """``hooks_pending`` (still queued) and ``hook_failures`` of this instance's hooks."""
-        queue = self.queue
-        if queue is None:
-            return {"hooks_pending": 0, "hook_failures": 0}
-        return {"hooks_pending": queue.pending(), "hook_failures": queue.failures}
-
     @property
     def observer(self) -> RelayObserver:
         """The observer, once every queued hook has reached it (tests close sessions with it)."""
         self.drain()
-        return self.handlers().observer
-
-    def close(self) -> None:
-        """Run what is queued, close every open session (ATIF written), flush and close the
-        ATOF file and stream sinks, and drop the relay subscription; idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        # Queued hooks first (later ones run inline), so the files end as the host left them;
-        # they may be what builds the handlers, so those are read only after.
-        if self.queue is not None and not self.queue.close(WAIT_S):
-            log.warning("observability/relay: hooks still queued after %.0f s at close", WAIT_S)
-        if self._exit is not None:
-            self._exit.disarm()
-        with self._lock:
-            self._released = True
-            built = self._built
-        if built is not None:
-            built.close()
+        return self.built().observer
 
 
 def _check_outputs(settings: RelaySettings) -> None:
@@ -339,13 +285,7 @@ def register(ctx: Any) -> RelayPlugin:
         home=Path(home) if home is not None else None,
     )
     plugin = RelayPlugin(settings)
-    register_instance = getattr(ctx, "register_instance", None)
-    if callable(register_instance):
-        register_instance(plugin)
-    else:
-        plugin.close_at_exit()
-    for hook, callback in plugin.hooks().items():
-        ctx.register_hook(hook, callback)
+    plugin.bind(ctx)
     for kind, middleware in plugin.middleware().items():
         ctx.register_middleware(kind, middleware)
     log.debug(
