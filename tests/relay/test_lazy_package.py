@@ -86,3 +86,17 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         assert "NoSuchName" in str(exc)
     else:
         raise AssertionError("no AttributeError")
+
+
+def test_the_toml_parser_loads_only_with_a_plugins_toml(tmp_path: Any) -> None:
+    """``wayline.relay.plugin`` imports no TOML parser until a plugins.toml is read."""
+    toml = tmp_path / "plugins.toml"
+    toml.write_text("version = 1\n")
+    loaded = _run(
+        "import json, sys\n"
+        "from wayline.relay.plugin import load_plugins_toml\n"
+        "before = 'tomllib' in sys.modules\n"
+        f"load_plugins_toml({str(toml)!r})\n"
+        "print(json.dumps([before, 'tomllib' in sys.modules]))\n"
+    )
+    assert loaded == [False, True]

@@ -10,7 +10,6 @@ Bad input raises :class:`PluginsTomlError` naming the file, line and field.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +87,8 @@ def load_plugins_toml(path: str | Path, overrides: dict[str, Any] | None = None)
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PluginsTomlError(str(p), None, f"cannot read: {exc}") from None
+    import tomllib  # here: a home without plugins.toml never loads the parser
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
