@@ -100,3 +100,23 @@ def test_the_toml_parser_loads_only_with_a_plugins_toml(tmp_path: Any) -> None:
         "print(json.dumps([before, 'tomllib' in sys.modules]))\n"
     )
     assert loaded == [False, True]
+
+
+def test_the_atif_package_loads_its_names_on_use() -> None:
+    """``wayline.relay.atif`` imports no module of its own until a name is used; the live
+    exporter needs neither the converter nor the validator; every public name resolves."""
+    loaded = _run(
+        "import json, sys\n"
+        "import wayline.relay.atif as atif\n"
+        "own = lambda: sorted(m for m in sys.modules if m.startswith('wayline.relay.atif.'))\n"
+        "bare = own()\n"
+        "atif.AtifExporter\n"
+        "live = own()\n"
+        "missing = [n for n in atif.__all__ if not hasattr(atif, n)]\n"
+        "print(json.dumps([bare, live, missing]))\n"
+    )
+    bare, live, missing = loaded
+    assert bare == [] and missing == []
+    assert "wayline.relay.atif.exporter" in live
+    assert "wayline.relay.atif.convert" not in live
+    assert "wayline.relay.atif.validate" not in live

@@ -6,17 +6,30 @@
 - :func:`validate_trajectory` / :func:`validate_atif_file` — Harbor's validator rules.
 """
 
-from wayline.relay.atif.builder import TrajectoryBuilder
-from wayline.relay.atif.convert import ConvertOptions, ConvertReport, convert_events, convert_file
-from wayline.relay.atif.exporter import AtifExporter
-from wayline.relay.atif.files import (
-    DEFAULT_FILENAME_TEMPLATE,
-    SubagentMode,
-    TrajectoryWriter,
-    write_json_atomic,
-)
-from wayline.relay.atif.model import SCHEMA_VERSION, AgentInfo, TrajectoryNode, render_trajectory
-from wayline.relay.atif.validate import AtifProblem, validate_atif_file, validate_trajectory
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wayline.relay.atif.builder import TrajectoryBuilder
+    from wayline.relay.atif.convert import (
+        ConvertOptions,
+        ConvertReport,
+        convert_events,
+        convert_file,
+    )
+    from wayline.relay.atif.exporter import AtifExporter
+    from wayline.relay.atif.files import (
+        DEFAULT_FILENAME_TEMPLATE,
+        SubagentMode,
+        TrajectoryWriter,
+        write_json_atomic,
+    )
+    from wayline.relay.atif.model import (
+        SCHEMA_VERSION,
+        AgentInfo,
+        TrajectoryNode,
+        render_trajectory,
+    )
+    from wayline.relay.atif.validate import AtifProblem, validate_atif_file, validate_trajectory
 
 __all__ = [
     "DEFAULT_FILENAME_TEMPLATE",
@@ -37,3 +50,43 @@ __all__ = [
     "validate_trajectory",
     "write_json_atomic",
 ]
+
+# Loaded on first use: the live exporter (what the relay plugin builds) needs neither the
+# offline converter nor the validator, which ``atif convert`` and ``atif validate`` load.
+_LAZY = {
+    "TrajectoryBuilder": "wayline.relay.atif.builder",
+    **dict.fromkeys(
+        ("ConvertOptions", "ConvertReport", "convert_events", "convert_file"),
+        "wayline.relay.atif.convert",
+    ),
+    "AtifExporter": "wayline.relay.atif.exporter",
+    **dict.fromkeys(
+        ("DEFAULT_FILENAME_TEMPLATE", "SubagentMode", "TrajectoryWriter", "write_json_atomic"),
+        "wayline.relay.atif.files",
+    ),
+    **dict.fromkeys(
+        ("SCHEMA_VERSION", "AgentInfo", "TrajectoryNode", "render_trajectory"),
+        "wayline.relay.atif.model",
+    ),
+    **dict.fromkeys(
+        ("AtifProblem", "validate_atif_file", "validate_trajectory"),
+        "wayline.relay.atif.validate",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name (``AtifExporter``, ``convert_file``…) on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wayline.relay.atif' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Module attributes, the lazily loaded ones included."""
+    return sorted(set(globals()) | set(_LAZY))
