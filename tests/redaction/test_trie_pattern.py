@@ -1,4 +1,5 @@
-"""The trie-shaped trigger pattern finds a word exactly where a flat alternation does."""
+"""The trie-shaped trigger pattern finds a word exactly where a flat alternation does, and the
+literal-led patterns match exactly where the patterns they replace did."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wayline.redaction._trie import any_word_pattern
+from wayline.redaction._trie import WordFinder, any_word_pattern
+from wayline.redaction.redact_rules import ci_word_start, word_start
 
 _alphabet = "abk-_.:@ sy"
 
@@ -31,3 +33,37 @@ def test_no_words_never_match() -> None:
     """An empty word list gives a pattern that matches nothing, not everything."""
     assert re.compile(any_word_pattern([])).search("anything") is None
     assert re.compile(any_word_pattern([""])).search("anything") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet=_alphabet, min_size=1, max_size=5), max_size=12),
+    text=st.text(alphabet=_alphabet, max_size=60),
+)
+def test_word_finder_finds_every_word_that_occurs(words: list[str], text: str) -> None:
+    """One findall pass finds exactly the words that occur, prefixes and overlaps included."""
+    assert WordFinder(words).found(text) == {w for w in words if w and w in text}
+
+
+# The words in cases IGNORECASE matches (Kelvin sign, long s, dotted and dotless i among
+# them), glued to word characters or not.
+_pieces = st.sampled_from(
+    [
+        *("secret", "SECRET", "\u017fecret", "kit", "\u212ait", "Kit"),
+        *("ice", "\u0130ce", "\u0131ce", "x", "_", " ", ".", "\t", "é"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(_pieces, max_size=8).map("".join))
+def test_led_word_patterns_match_where_word_boundary_patterns_do(text: str) -> None:
+    """A pattern led by its words' literals or first letters matches where ``\\b`` + words did."""
+    words = ("secret", "kit", "ice")
+    pairs = [
+        (ci_word_start(words, r"[ \t]*\.?"), r"\b(?i:(?:secret|kit|ice)[ \t]*\.?)"),
+        (word_start("secret", ".kit", "ice"), r"\b(?:secret|\.kit|ice)"),
+    ]
+    for led, plain in pairs:
+        spans = [m.span() for m in re.finditer(led, text)]
+        assert spans == [m.span() for m in re.finditer(plain, text)]
