@@ -29,6 +29,15 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _session_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user cache (parsed YAML, price lookups) is the test session's own, never the
+    runner's ``~/.cache/wayline``; processes the tests start inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+        yield
+
+
 def _browser_or_skip() -> Any:
     ci = os.environ.get("CI", "").lower() == "true"
     problem = None

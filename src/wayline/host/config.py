@@ -157,7 +157,7 @@ def load_yaml(path: Path, *, required: bool = False) -> YamlDoc:
 
 
 _CACHE_FORMAT = 1
-_CACHE_ENTRIES = 32  # documents kept: a home's config and its plugins' manifests, with history
+_CACHE_ENTRIES = 64  # documents kept: a home's config and its plugins' manifests, with history
 
 
 class _ParsedCache:
