@@ -29,7 +29,9 @@ log = logging.getLogger("wayline.plugins.otel")
 KEY = "observability/otel"
 TRACEPARENT_ENV = "TRACEPARENT"
 PARENT_SESSION_ENV = "WAYLINE_PARENT_SESSION_ID"
-_SESSION_ENDS = ("on_session_finalize", "on_session_reset")
+# A reset is not observed: every host finalizes the old session before it (wayline and
+# Hermes alike), and the reset carries the new session id.
+_SESSION_ENDS = ("on_session_finalize",)
 
 
 class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
