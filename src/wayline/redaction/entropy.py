@@ -167,8 +167,8 @@ def _kept_shape(core: str) -> bool:
     )
 
 
-# Tokens recur (a repeated value, a name used again and again); a longer run is not kept as a
-# key, so it is judged anew.
+# Tokens recur (a repeated value, a name used again and again); a run longer than MAX_TOKEN is
+# judged without the cache, so that no long text is held as one of its keys.
 _kept_shape_cached = functools.lru_cache(maxsize=4096)(_kept_shape)
 
 
