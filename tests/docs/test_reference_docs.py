@@ -25,7 +25,7 @@ CONFIG_MD = ROOT / "docs" / "configuration.md"
 ENV_NAME = re.compile(r"^(WAYLINE|HERMES|OTEL|OPENAI)_[A-Z0-9_]*[A-Z0-9]$|^TRACEPARENT$")
 ENV_IN_TEXT = re.compile(r"\b(?:WAYLINE|HERMES|OTEL|OPENAI)_[A-Z0-9_]*[A-Z0-9]\b|\bTRACEPARENT\b")
 #: Upper-case constants in src/ that look like variables but are not read from the environment.
-NOT_ENV = {"HERMES_ONLY_HOOKS", "OPENAI_RESPONSES"}  # a hook set; a relay codec name
+NOT_ENV = {"HERMES_ONLY_HOOKS", "OTEL_HOOKS", "OPENAI_RESPONSES"}  # hook sets; a relay codec
 #: Documented variables the OpenTelemetry SDK reads itself (no wayline code reads them).
 READ_BY_OTEL_SDK = {"OTEL_TRACES_SAMPLER_ARG", "OTEL_EXPORTER_OTLP_HEADERS"}
 RELAY_PREFIXES = ("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")

@@ -68,6 +68,16 @@ def calls(document: dict[str, Any]) -> list[tuple[str, str, Any]]:
     ]
 
 
+def calls_by_step(document: dict[str, Any]) -> list[list[tuple[str, str, Any]]]:
+    """Each step's tool calls as (id, name, arguments), sorted: the order of calls a step ran
+    in parallel, which spans without the model's output messages do not carry."""
+    return [
+        sorted(((c["tool_call_id"], c["function_name"], c["arguments"]) for c in calls), key=repr)
+        for s in steps(document)
+        if (calls := s.get("tool_calls"))
+    ]
+
+
 def results(document: dict[str, Any]) -> list[tuple[str | None, str | None]]:
     """Every tool result as (call id, content), results whose call is absent included."""
     out: list[tuple[str | None, str | None]] = []

@@ -15,7 +15,17 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA, calls, check_valid, results, run_import, steps, trajectories, written
+from conftest import (
+    DATA,
+    calls,
+    calls_by_step,
+    check_valid,
+    results,
+    run_import,
+    steps,
+    trajectories,
+    written,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
 from export_support import OtlpSink, record
@@ -70,8 +80,8 @@ def test_round_trip_keeps_steps_calls_results_and_subagents(
     exported: tuple[dict[str, Any], Path], home: Path
 ) -> None:
     """The imported session has the original's steps (by kind and text), tool calls (id, name,
-    arguments, in order), results (each once), token counts and its delegated child embedded
-    under the same call."""
+    arguments; step by step, a step's parallel calls in any order), results (each once),
+    token counts and its delegated child embedded under the same call."""
     original, spans = exported
     (document,) = written(run_import(spans, home=home))
     check_valid(document)
@@ -81,7 +91,7 @@ def test_round_trip_keeps_steps_calls_results_and_subagents(
         return [(s["source"], s["message"]) for s in steps(doc)]
 
     assert shape(document) == shape(original)
-    assert calls(document) == calls(original)
+    assert calls_by_step(document) == calls_by_step(original)
     # Parallel calls' results are in the order their hooks reached the recorder, a race
     # between tool threads (the times can say otherwise by microseconds): compared as a set.
     assert sorted(results(document), key=repr) == sorted(results(original), key=repr)
@@ -108,7 +118,7 @@ def test_one_otlp_http_body_is_read_too(
     body = tmp_path / "body.json"
     body.write_text(json.dumps(merged))
     (document,) = written(run_import(body, home=home))
-    assert calls(document) == calls(original)
+    assert calls_by_step(document) == calls_by_step(original)
 
 
 def test_span_without_trace_id_is_an_error(tmp_path: Path, home: Path) -> None:
