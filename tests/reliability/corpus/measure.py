@@ -68,8 +68,11 @@ _USERINFO = re.compile(r"//[^:/@\s]*:(?P<pw>[^@/\s]+)@")
 
 def needle(secret: str, text: str = "") -> str:
     """The part of a case's secret that must vanish: a URL's random path part, the password
-    of a ``user:password`` pair or URL userinfo (the user name is no secret), else all of it."""
-    userinfo = _USERINFO.search(secret) or _USERINFO.search(text)
+    of a ``user:password`` pair or URL userinfo (the user name is no secret), else all of it.
+    It is read off the secret alone: ``text`` is not used (another URL of the text has
+    another password), and is kept so that callers may pass the case whole."""
+    del text
+    userinfo = _USERINFO.search(secret)
     if userinfo is not None:
         return userinfo.group("pw")
     if "://" in secret:
@@ -85,7 +88,9 @@ def needle(secret: str, text: str = "") -> str:
 # Kept out of the leak figures, each for a reason read off the case by hand:
 # - detect-secrets' IP-address plugin: an address is no credential;
 # - masks and documentation placeholders ("AKCxxxxxxxxxx", "A3T0ZZZZZ…", "…EXAMPLEEXAMPLE…"):
-#   the scanners flag the shape, but no secret is in them;
+#   the scanners flag the shape, but no secret is in them. Only the part that must vanish is
+#   judged: elsewhere in the text an indentation, a rule line or an "example.com" host says
+#   nothing about the secret;
 # - secret parts that are a field name the rule's regex captured ("creationTimestamp",
 #   '"type": "service_account"'): the extraction's miss, not a secret.
 EXCLUDED_RULES = frozenset({"ip_public"})
@@ -99,7 +104,7 @@ def excluded(case: Case) -> str | None:
     if case.rule in EXCLUDED_RULES:
         return "not a credential"
     assert case.secret is not None
-    if _MASK.search(case.secret) is not None or _MASK.search(case.text) is not None:
+    if _MASK.search(needle(case.secret)) is not None:
         return "mask or placeholder"
     if _CAMEL_WORD.fullmatch(case.secret) is not None or len(needle(case.secret)) < 8:
         return "field name or fragment, not a secret"
