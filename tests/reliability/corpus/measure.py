@@ -64,6 +64,7 @@ def scanner_cases() -> list[Case]:
 
 _USER_PASS = re.compile(r"""["'{]*[^:/\s"']+["'}]*:["'{]*(?P<pw>[^:/\s"'{}]+)["'}]*""")
 _USERINFO = re.compile(r"//[^:/@\s]*:(?P<pw>[^@/\s]+)@")
+_URL = re.compile(r"[A-Za-z][\w+.\-]*://\S+")
 
 
 def needle(secret: str, text: str = "") -> str:
@@ -75,7 +76,7 @@ def needle(secret: str, text: str = "") -> str:
     userinfo = _USERINFO.search(secret)
     if userinfo is not None:
         return userinfo.group("pw")
-    if "://" in secret:
+    if _URL.fullmatch(secret) is not None:  # a URL, not a file that holds one
         parts = [p for p in secret.split("://", 1)[1].split("/")[1:] if p]
         if parts:
             return max(parts, key=len)
