@@ -16,6 +16,8 @@ import re
 from collections import Counter
 from itertools import groupby
 
+from wayline.redaction.vendor_rules import is_atlassian_dc_pat
+
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
 
 MIN_TOKEN = 24  # shorter random runs are ids (nanoid 21, Stripe object ids ~24) more than keys
@@ -31,7 +33,11 @@ _MAX_WORDS = 0.40  # share of characters in word-like runs (4+ letters with a vo
 # character at C speed.)
 _TOKEN_START = r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/_\-]{2})"
 _RUN = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN - 1) + r",}={0,2}")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
+# A URL ends at a JSON escape too: inside JSON-encoded text "\n" is two characters, not a
+# line break, and the next line's tokens are not the URL's path.
+_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^\s\"'<>`\\]|\\(?![nrtbf\"\\/]|u[0-9A-Fa-f]{4}))*"
+)
 _DIGEST_BEFORE = re.compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
 )
@@ -293,7 +299,8 @@ def _redact_runs(text: str, replacement: str) -> str:
             continue
         if urls is None:
             urls = [m.span() for m in _URL.finditer(text)]
-        if _in_url_path(text, urls, start) or _in_base64_block(text, start, end):
+        kept = _in_url_path(text, urls, start) or _in_base64_block(text, start, end)
+        if kept and not is_atlassian_dc_pat(core):  # verified by decoding: a token anywhere
             continue
         out.append(text[pos:start])
         out.append(replacement)

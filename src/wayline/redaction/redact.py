@@ -43,6 +43,7 @@ from wayline.redaction.secret_names import (
     split_key,
 )
 from wayline.redaction.structured import apply_pgpass, apply_structured
+from wayline.redaction.vendor_rules import dc_pat_rule, vendor_rules
 
 __all__ = [
     "REDACTED",
@@ -203,7 +204,12 @@ def _flag_apply(text: str) -> str:
     return "".join(out)
 
 
-_BUILTINS: tuple[SecretPattern, ...] = (*builtin_rules(), *password_rules())
+_BUILTINS: tuple[SecretPattern, ...] = (
+    *builtin_rules(),
+    *password_rules(),
+    *vendor_rules(),
+    dc_pat_rule(),
+)
 
 # --------------------------------------------------------------------------- registry
 
@@ -400,7 +406,7 @@ def _redact(snap: _Snapshot, text: str) -> str:
     masked = snap.known.mask(text, REDACTED) if snap.known is not None else text
     ruled = _rules(snap, masked)
     if ruled != masked:
-        ruled = _mask_repeats(masked, ruled)
+        ruled = _mask_repeats(snap, masked, ruled)
     return keep_json(text, ruled)
 
 
@@ -409,9 +415,11 @@ def _redact(snap: _Snapshot, text: str) -> str:
 _REPEATS_MIN, _REPEATS_MAX = MIN_LENGTH, 64
 
 
-def _mask_repeats(before: str, after: str) -> str:
-    """``after`` with every other occurrence of a value the rules replaced masked too (at most
-    64 values, each one linear scan)."""
+def _mask_repeats(snap: _Snapshot, before: str, after: str) -> str:
+    """``after``, or, when a value the rules replaced occurs more than once in ``before``,
+    the rules applied again to ``before`` with every occurrence of those values masked first
+    (at most 64 values, each one linear scan): another rule may have taken part of a repeat
+    (``'<redacted>:tail'``), so masking what is left of it afterwards would miss the rest."""
     spans = replaced_spans(before, after)
     if not spans:
         return after
@@ -422,10 +430,12 @@ def _mask_repeats(before: str, after: str) -> str:
             values[value] = None
             if len(values) >= _REPEATS_MAX:
                 break
-    for value in sorted(values, key=len, reverse=True):
-        if value in after:
-            after = after.replace(value, REDACTED)
-    return after
+    repeated = [v for v in sorted(values, key=len, reverse=True) if before.count(v) > 1]
+    if not repeated:
+        return after
+    for value in repeated:
+        before = before.replace(value, REDACTED)
+    return _rules(snap, before)
 
 
 def _rules(snap: _Snapshot, text: str) -> str:

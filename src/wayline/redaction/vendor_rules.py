@@ -1,0 +1,304 @@
+"""Rules by a format's grammar for credentials that carry no usual name (issue 36, item 3).
+
+Each rule is derived from a vendor's published token structure or from the way a log or a
+config writes a value, not from one example:
+
+- **Azure identifiable keys**: Microsoft's keys carry a fixed provider signature at a fixed
+  offset (``+ASt`` storage, ``ACDb`` Cosmos DB, ``APIM``, ``AzFu`` functions, ``AzSe``
+  search, ``+ACR`` container registry, …), found by the signature and checked around it;
+- **Atlassian Data Center personal access tokens** (Jira, Confluence, Bitbucket): 44
+  characters of base64 that decode to 12 digits, ``:`` and 20 random bytes, so they are
+  verified by decoding (``is_atlassian_dc_pat``; the bare-token pass uses it too);
+- **a bare ``key`` label** (``Using Key=…``, ``key = …``): a value only when it has the shape
+  of a vendor key (32+ hex, groups of letters and digits, a long random run);
+- **a credential word and a quoted value joined by ``-``, ``->`` or ``=>``**
+  (``token - '…'``), as log and test lines write pairs;
+- **a VCS or cloud vendor's name and a value of that vendor's unprefixed format**
+  (``github: <40 hex>``, ``cloudflare <37 hex>``, ``heroku <uuid>``), one or two values;
+- **legacy HashiCorp Vault tokens** (``s.``/``b.`` and 24+ characters) where Vault is named.
+
+Token shapes with a literal prefix are in ``token_shapes``; this module holds the rules
+that need a check a regex alone cannot make cheaply, or a context.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from wayline.redaction.redact_rules import REDACTED, SecretPattern
+
+__all__ = ["is_atlassian_dc_pat", "vendor_rules"]
+
+_B64 = "A-Za-z0-9+/"
+
+# ----------------------------------------------------------------- Azure identifiable keys
+
+# Microsoft's identifiable keys: 64-byte keys are 88 characters with the signature at 76 and
+# a padding-determined character before "=="; 32-byte keys are 44 characters with the
+# signature at 33; Azure Functions keys use the URL-safe alphabet (56 characters); search
+# and container-registry keys are 52 characters of base62 (+ACR inside). Signatures are
+# found first (one literal scan), then the key around them is checked: no per-position scan.
+_SIGNATURE = re.compile(
+    r"\+ASt|\+ABa|ACDb|APIM|\+AMC|\+ASb|\+AEh|\+ARm|AzCa|AIoT|AZEG|\+SQL|AzFu|AzSe|\+ACR|JQQJ9"
+)
+_AZURE_SHAPES = (
+    # (characters before the signature, regex from the signature's start, alphabet before)
+    (76, re.compile(r"[A-Za-z0-9+/]{4}[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=])"), _B64),
+    (33, re.compile(r"[A-Za-z0-9+/]{4}[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"), _B64),
+    (44, re.compile(r"AzFu[A-Za-z0-9_\-]{5}[AQgw]==(?![\w\-=])"), r"A-Za-z0-9_\-"),
+    (42, re.compile(r"AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9])"), "A-Za-z0-9"),
+    (42, re.compile(r"\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9+/])"), _B64),
+    # Microsoft's common annotated security keys (Azure AI services, OpenAI): 84 characters,
+    # "JQQJ9" at 52, then a version, a date and the provider's data.
+    (
+        52,
+        re.compile(
+            r"JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}"
+            r"(?:[A-Za-z0-9]{2}==)?(?![A-Za-z0-9+/=])"
+        ),
+        "A-Za-z0-9",
+    ),
+)
+_AZURE_HEADS = {alphabet: re.compile(f"[{alphabet}]+") for _, _, alphabet in _AZURE_SHAPES}
+
+
+def _azure_keys(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for sig in _SIGNATURE.finditer(text):
+        at = sig.start()
+        if at < pos:
+            continue
+        for before, tail, alphabet in _AZURE_SHAPES:
+            start = at - before
+            run = _AZURE_HEADS[alphabet]
+            if start < 0 or (start > 0 and run.match(text, start - 1, start) is not None):
+                continue
+            head = run.match(text, start, at)
+            end_match = tail.match(text, at)
+            if head is None or head.end() != at or end_match is None:
+                continue
+            out.append(text[pos:start])
+            out.append(REDACTED)
+            pos = end_match.end()
+            break
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ------------------------------------------------------ Atlassian Data Center access tokens
+
+_DC_PAT = re.compile(r"(?<![A-Za-z0-9+/])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
+_DC_PAT_ID = re.compile(rb"[0-9]{12}:")
+
+
+def is_atlassian_dc_pat(token: str) -> bool:
+    """Whether ``token`` is a Jira / Confluence / Bitbucket Data Center personal access
+    token: base64 of a 12-digit id, ``:`` and 20 random bytes (44 characters, no padding)."""
+    if len(token) != 44 or token[0] not in "MNO":
+        return False
+    try:
+        raw = base64.b64decode(token, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) == 33 and _DC_PAT_ID.match(raw) is not None
+
+
+def _dc_pats(text: str) -> str:
+    return _DC_PAT.sub(lambda m: REDACTED if is_atlassian_dc_pat(m.group(0)) else m.group(0), text)
+
+
+# ------------------------------------------------------------------- a bare "key" label
+
+# "Using Key=…", "key = …", "KEY: …": the word "key" alone names a table's key as often as
+# a credential, so its value must have the shape of a vendor key. A qualifier before it
+# that names a non-secret key ("cache key", "sort key", "primary key") keeps the value.
+_KEY_LABEL = re.compile(
+    r"(?i:key)(?<![\w.\-/]key)(?<![\w.\-/]Key)(?<![\w.\-/]KEY)(?:\\*[\"'])?[ \t]*[:=][ \t]*"
+    r"(?:\\*[\"'])?"
+    r"(?P<val>(?!<redacted>)[A-Za-z0-9_\-+/=.]{16,256})(?![A-Za-z0-9_\-+/=.])"
+)
+_QUALIFIER = re.compile(r"([A-Za-z]+)[ \t_\-]+\Z")
+_NOT_SECRET_KEYS = frozenset(
+    {"cache", "sort", "primary", "foreign", "partition", "hash", "lookup", "row", "unique",
+     "index", "search", "public", "idempotency", "dedup", "object", "map", "dict", "group",
+     "shortcut", "translation", "column", "field", "state", "event", "message", "model",
+     "composite", "natural", "surrogate", "candidate", "sharding", "routing", "cluster",
+     "hot", "music", "the", "a", "this", "that", "same", "next", "previous", "dictionary"}
+)  # fmt: skip
+_HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_GROUP_MIXED = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
+_LETTER_RUN = re.compile(r"[A-Za-z]{17,}")
+_WORD_RUN = re.compile(r"[A-Za-z]{9,}")
+
+
+def vendor_key_shaped(value: str) -> bool:
+    """Whether a value has the shape of a vendor's key: 32+ hex digits (with a letter and a
+    digit), groups of letters and digits joined by ``-`` (three or more, two of them mixed),
+    or a run of 32+ key characters with 3+ digits and no long word in it."""
+    if _HEX.fullmatch(value) is not None:
+        return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    groups = value.split("-")
+    if len(groups) >= 3 and all(len(g) >= 4 and g.isalnum() for g in groups):
+        return sum(_GROUP_MIXED.fullmatch(g) is not None for g in groups) >= 2
+    if len(value) < 32 or any(c in value for c in "./+="):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    return 3 <= digits < len(value) - 8 and _LETTER_RUN.search(value) is None
+
+
+def _three_classes(value: str) -> bool:
+    """20+ key characters with upper case, lower case and digits and no long word: a legacy
+    token of 20 (GitLab's) after a ``key`` label."""
+    return (
+        len(value) >= 20
+        and not any(c in value for c in "./+=")
+        and any(c.isdigit() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and _WORD_RUN.search(value) is None
+    )
+
+
+def _key_labels(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _KEY_LABEL.finditer(text):
+        value = m.group("val")
+        if not (vendor_key_shaped(value) or _three_classes(value)):
+            continue
+        qualifier = _QUALIFIER.search(text, max(0, m.start() - 40), m.start())
+        if qualifier is not None and qualifier.group(1).lower() in _NOT_SECRET_KEYS:
+            continue
+        out.append(text[pos : m.start("val")])
+        out.append(REDACTED)
+        pos = m.end("val")
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ------------------------------------------- a credential word, a dash or arrow, a literal
+
+# "token - '…'", "key -> "…"", "secret => '…'": a pair in a log or test line. The literal is
+# one word of 8+ characters with a digit (a word or a sentence stays).
+_DASH_PAIR = (
+    r"(?i:(?<![A-Za-z0-9])(?:token|secret|key|api[_\-]?key|apikey|password|passwd|pat))"
+    r"[ \t]+(?:-|->|=>|–|—)[ \t]+\\*(?P<q>[\"'])"
+    r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'\\]*[0-9])[^\s\"'\\]{8,256})\\*(?P=q)"
+)
+
+# --------------------------------------------------- a VCS or cloud vendor's bare value
+
+# Vendors of the zero-leak families whose tokens carry no prefix, with their documented
+# formats: GitHub OAuth app secrets and legacy tokens, Gitter and legacy Sourcegraph tokens
+# (40 hex), legacy GitLab personal tokens (20 characters), Cloudflare's global API key (37
+# hex) and API tokens (40), Heroku and Scaleway keys (UUIDs), Vultr API keys (36 upper case
+# and digits), Azure's 32-hex keys (AI services, API Management subscriptions, search),
+# AlienVault OTX keys (64 hex). The vendor's name alone, then ":" "=" "," or a
+# blank, then one value or two (an id and its secret: the values of that shape are replaced).
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_VENDOR_SHAPES = {
+    "github": re.compile(r"[0-9a-f]{40}"),
+    "gitter": re.compile(r"[0-9a-f]{40}"),
+    "sourcegraph": re.compile(r"[0-9a-f]{40}"),
+    "gitlab": re.compile(r"(?=[A-Za-z_\-]*[0-9])(?=[0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20}"),
+    "cloudflare": re.compile(r"[0-9a-f]{37}|(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{40}"),
+    "heroku": re.compile(_UUID),
+    "scaleway": re.compile(_UUID),
+    "vultr": re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{36}"),
+    "azure": re.compile(r"[0-9a-f]{32}|[0-9A-F]{32}"),
+    "alienvault": re.compile(r"[0-9a-f]{64}"),
+    "otx": re.compile(r"[0-9a-f]{64}"),
+}
+_VENDOR_VALUE = (
+    r"(?:[ \t]*[:=,][ \t]*|[ \t]+)\\*(?P<q{n}>[\"']?)"
+    r"(?P<v{n}>(?!<redacted>)[A-Za-z0-9_\-]{{20,64}})\\*(?P=q{n})(?![A-Za-z0-9_\-.@/])"
+)
+_VENDOR = re.compile(
+    r"(?i:(?<![\w.\-/@])(?P<vendor>"
+    + "|".join(_VENDOR_SHAPES)
+    + r"))\\*[\"']?"
+    + _VENDOR_VALUE.format(n=1)
+    + r"(?:"
+    + _VENDOR_VALUE.format(n=2)
+    + r")?"
+)
+
+
+def _vendor_values(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _VENDOR.finditer(text):
+        shape = _VENDOR_SHAPES[m.group("vendor").lower()]
+        for group in ("v1", "v2"):
+            value = m.group(group)
+            if value is None or shape.fullmatch(value) is None:
+                continue
+            start, end = m.span(group)
+            if start < pos:
+                continue
+            out.append(text[pos:start])
+            out.append(REDACTED)
+            pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ----------------------------------------------------------- legacy HashiCorp Vault tokens
+
+# Before Vault 1.10 service tokens were "s." and 24 base62 characters, batch tokens "b." and
+# more; "s." ends many words, so they count only in a text that names Vault, and only with
+# the three classes of a random string.
+_VAULT_LEGACY = (
+    r"(?<![\w.$/\-])[sb]\.(?P<secret>(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])"
+    r"(?=[A-Za-z0-9]*[a-z])[A-Za-z0-9]{24,})(?![\w.\-])"
+)
+
+
+# HashiCorp Vault AppRole logins pair a role_id with a secret_id, both UUIDs; the secret_id
+# is the credential. (An AWS Secrets Manager "SecretId" is a name or an ARN, not a UUID.)
+_SECRET_ID = (
+    r"(?i:secret[_\-]?id)(?:\\*[\"'])?[ \t]*(?:[:=]|=>)[ \t]*(?:\\*[\"'])?"
+    r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+    r"(?![0-9A-Za-z])"
+)
+
+
+def vendor_rules() -> list[SecretPattern]:
+    """The rules of this module, in the order they are applied."""
+    from wayline.redaction.redact_rules import regex_rule
+
+    dash = re.compile(_DASH_PAIR)
+    vault = re.compile(_VAULT_LEGACY)
+    secret_id = re.compile(_SECRET_ID)
+    return [
+        SecretPattern(
+            "azure_identifiable_key",
+            frozenset(s.lower() for s in re.sub(r"\\|\s", "", _SIGNATURE.pattern).split("|")),
+            _azure_keys,
+        ),
+        SecretPattern("bare_key_label", frozenset({"key"}), _key_labels),
+        regex_rule("credential_dash_literal", dash, ("token", "secret", "key", "pass", "pat")),
+        SecretPattern("vendor_bare_value", frozenset(_VENDOR_SHAPES), _vendor_values),
+        regex_rule("vault_legacy_token", vault, ("vault",)),
+        regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
+    ]
+
+
+def dc_pat_rule() -> SecretPattern:
+    """Atlassian Data Center tokens in any text: gated by nothing cheaper than their shape, so
+    they are checked in the bare-token pass (``entropy``) and by this rule where one of the
+    products is named."""
+    return SecretPattern(
+        "atlassian_dc_pat",
+        frozenset({"jira", "confluence", "bitbucket", "atlassian", "bearer"}),
+        _dc_pats,
+    )
