@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from itertools import groupby
 
-from wayline.redaction.vendor_rules import is_atlassian_dc_pat
+from wayline.redaction.vendor_rules import is_atlassian_dc_pat, named_by_service
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
 
@@ -294,14 +294,16 @@ def _redact_runs(text: str, replacement: str) -> str:
             if escape is not None:
                 start = escape.end()
         core = text[start:end].rstrip("=")
-        seed = _NKEY_SEED.fullmatch(core) is not None
-        if not seed and (_kept(text, start, core) or not looks_random(core.strip("-_"))):
-            continue
-        if urls is None:
-            urls = [m.span() for m in _URL.finditer(text)]
-        kept = _in_url_path(text, urls, start) or _in_base64_block(text, start, end)
-        if kept and not is_atlassian_dc_pat(core):  # verified by decoding: a token anywhere
-            continue
+        # a key verified by its grammar (an nkey seed; an Atlassian token, by decoding it) is
+        # a secret wherever it stands, a URL's path included
+        if _NKEY_SEED.fullmatch(core) is None and not is_atlassian_dc_pat(core):
+            named = named_by_service(text, start, core)  # "<service> <hex key>"
+            if not named and (_kept(text, start, core) or not looks_random(core.strip("-_"))):
+                continue
+            if urls is None:
+                urls = [m.span() for m in _URL.finditer(text)]
+            if _in_url_path(text, urls, start) or _in_base64_block(text, start, end):
+                continue
         out.append(text[pos:start])
         out.append(replacement)
         pos = end

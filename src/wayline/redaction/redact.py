@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -413,27 +414,38 @@ def _redact(snap: _Snapshot, text: str) -> str:
 # A value a rule replaced once is masked wherever else it occurs in the same text (principle
 # 7 within one text): "account:V password:V" shows no V. Values under MIN_LENGTH are words.
 _REPEATS_MIN, _REPEATS_MAX = MIN_LENGTH, 64
+# The second pass for partly replaced repeats doubles a text's cost: texts up to this size
+# (a message, a tool result) take it; a longer one keeps the first pass's masking, so that a
+# megabyte of hostile repeats stays within one pass's time.
+_RERUN_MAX = 65_536
 
 
 def _mask_repeats(snap: _Snapshot, before: str, after: str) -> str:
-    """``after``, or, when a value the rules replaced occurs more than once in ``before``,
-    the rules applied again to ``before`` with every occurrence of those values masked first
-    (at most 64 values, each one linear scan): another rule may have taken part of a repeat
-    (``'<redacted>:tail'``), so masking what is left of it afterwards would miss the rest."""
+    """``after`` with every other occurrence of a value the rules replaced masked too (at most
+    64 values, each one linear scan). When an occurrence was only partly replaced (another
+    rule took a piece of it first: ``'<redacted>:tail'``), the rules run once more on
+    ``before`` with every occurrence of those values masked first."""
     spans = replaced_spans(before, after)
     if not spans:
         return after
-    values: dict[str, None] = {}
+    replaced: Counter[str] = Counter()
     for a, b in spans:
         value = before[a:b]
         if b - a >= _REPEATS_MIN and REDACTED not in value and value not in REDACTED:
-            values[value] = None
-            if len(values) >= _REPEATS_MAX:
+            if value not in replaced and len(replaced) >= _REPEATS_MAX:
                 break
-    repeated = [v for v in sorted(values, key=len, reverse=True) if before.count(v) > 1]
-    if not repeated:
+            replaced[value] += 1
+    partly = False
+    rerun = len(before) <= _RERUN_MAX
+    for value in sorted(replaced, key=len, reverse=True):
+        whole = after.count(value)
+        if whole:
+            after = after.replace(value, REDACTED)
+        if rerun and not partly and before.count(value) > replaced[value] + whole:
+            partly = True
+    if not partly:
         return after
-    for value in repeated:
+    for value in sorted(replaced, key=len, reverse=True):
         before = before.replace(value, REDACTED)
     return _rules(snap, before)
 

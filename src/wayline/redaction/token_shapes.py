@@ -136,6 +136,32 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("artifactory_reference_token", "cmVmdGtuOjAxOj", r"[A-Za-z0-9+/]{40,}={0,2}"),
     ("netlify_token", "nfp_", r"[A-Za-z0-9_]{36}(?![A-Za-z0-9_])"),
     ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}(?![\w\-])"),
+    # More vendors' self-identifying formats (their documentation's prefix, alphabet, length).
+    ("dynatrace_token", "dt0", r"[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])"),
+    ("rubygems_key", "rubygems_", r"[a-f0-9]{48}(?![A-Za-z0-9])"),
+    ("braintree_token", "access_token$", r"(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
+    ("akamai_token", "akab-", r"[a-z0-9]{16}-[a-z0-9]{16}(?![A-Za-z0-9])"),
+    ("contentful_token", "CFPAT-", r"[A-Za-z0-9_\-]{43}(?![\w\-])"),
+    ("airtable_token", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])"),
+    ("adafruit_key", "aio_", r"[A-Za-z0-9]{28}(?![A-Za-z0-9])"),
+    ("dropbox_short_lived_token", "sl.", r"[A-Za-z0-9_\-]{130,}"),
+    ("duffel_token", "duffel_", r"(?:test|live)_[A-Za-z0-9_\-=]{43}"),
+    ("flutterwave_key", "FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"),
+    ("frameio_token", "fio-u-", r"[A-Za-z0-9_=\-]{64}"),
+    ("harness_pat", "pat.", r"[A-Za-z0-9_\-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}(?![A-Za-z0-9])"),
+    ("hubspot_pat", "pat-", r"(?:na|eu)1-" + _UUID),
+    ("infracost_key", "ico-", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("nuget_key", "oy2", r"[a-z0-9]{43}(?![A-Za-z0-9])"),
+    ("plaid_token", "access-", r"(?:sandbox|development|production)-" + _UUID),
+    ("planetscale_token", "pscale_", r"(?:tkn|oauth|pw)_[A-Za-z0-9_.\-]{32,64}"),
+    ("prefect_key", "pnu_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("scalingo_token", "tk-us-", r"[A-Za-z0-9_\-]{48}"),
+    ("shippo_token", "shippo_", r"(?:live|test)_[a-f0-9]{40}"),
+    ("render_key", "rnd_", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("neon_key", "napi_", r"[a-z0-9]{64}(?![A-Za-z0-9])"),
+    ("pinecone_key", "pcsk_", r"[A-Za-z0-9_]{50,}"),
+    # Salesforce session ids and access tokens: the org id ("00D", 15 or 18), "!", the token.
+    ("salesforce_token", "00D", r"[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),
 )
 
 

@@ -29,7 +29,7 @@ import re
 
 from wayline.redaction.redact_rules import REDACTED, SecretPattern
 
-__all__ = ["is_atlassian_dc_pat", "vendor_rules"]
+__all__ = ["is_atlassian_dc_pat", "named_by_service", "vendor_key_shaped", "vendor_rules"]
 
 _B64 = "A-Za-z0-9+/"
 
@@ -92,7 +92,8 @@ def _azure_keys(text: str) -> str:
 
 # ------------------------------------------------------ Atlassian Data Center access tokens
 
-_DC_PAT = re.compile(r"(?<![A-Za-z0-9+/])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
+# A "/" may precede it (a URL's path); decoding, not the boundary, decides.
+_DC_PAT = re.compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
 _DC_PAT_ID = re.compile(rb"[0-9]{12}:")
 
 
@@ -133,35 +134,31 @@ _NOT_SECRET_KEYS = frozenset(
 _HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
 _GROUP_MIXED = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
 _LETTER_RUN = re.compile(r"[A-Za-z]{17,}")
-_WORD_RUN = re.compile(r"[A-Za-z]{9,}")
+_DIGITS = re.compile(r"[0-9]+")
+_PIECES = re.compile(r"[_\-]")
 
 
 def vendor_key_shaped(value: str) -> bool:
     """Whether a value has the shape of a vendor's key: 32+ hex digits (with a letter and a
     digit), groups of letters and digits joined by ``-`` (three or more, two of them mixed),
-    or a run of 32+ key characters with 3+ digits and no long word in it."""
+    or a run of key characters whose digits are spread through it (32+ characters, or 20+
+    with upper case, lower case and digits), never words joined by ``_`` or ``-``."""
     if _HEX.fullmatch(value) is not None:
         return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     groups = value.split("-")
     if len(groups) >= 3 and all(len(g) >= 4 and g.isalnum() for g in groups):
         return sum(_GROUP_MIXED.fullmatch(g) is not None for g in groups) >= 2
-    if len(value) < 32 or any(c in value for c in "./+="):
+    if len(value) < 20 or any(c in value for c in "./+="):
         return False
-    digits = sum(c.isdigit() for c in value)
-    return 3 <= digits < len(value) - 8 and _LETTER_RUN.search(value) is None
-
-
-def _three_classes(value: str) -> bool:
-    """20+ key characters with upper case, lower case and digits and no long word: a legacy
-    token of 20 (GitLab's) after a ``key`` label."""
-    return (
-        len(value) >= 20
-        and not any(c in value for c in "./+=")
-        and any(c.isdigit() for c in value)
-        and any(c.isupper() for c in value)
-        and any(c.islower() for c in value)
-        and _WORD_RUN.search(value) is None
-    )
+    pieces = _PIECES.split(value)
+    if len(pieces) > 1 and all(p.isdigit() or (p.isalpha() and p.islower()) for p in pieces if p):
+        return False  # snake_case or kebab-case words with a version: a name
+    if _LETTER_RUN.search(value) is not None:
+        return False
+    digit_runs = len(_DIGITS.findall(value))
+    if len(value) >= 32:
+        return digit_runs >= 3
+    return digit_runs >= 2 and value.lower() != value and value.upper() != value
 
 
 def _key_labels(text: str) -> str:
@@ -169,7 +166,7 @@ def _key_labels(text: str) -> str:
     pos = 0
     for m in _KEY_LABEL.finditer(text):
         value = m.group("val")
-        if not (vendor_key_shaped(value) or _three_classes(value)):
+        if not vendor_key_shaped(value):
             continue
         qualifier = _QUALIFIER.search(text, max(0, m.start() - 40), m.start())
         if qualifier is not None and qualifier.group(1).lower() in _NOT_SECRET_KEYS:
@@ -252,6 +249,44 @@ def _vendor_values(text: str) -> str:
     return "".join(out)
 
 
+# --------------------------------------------------- any service's name before a hex key
+
+# "<service> <token>", "<service>: <token>", "{aha <token>}": a log or a config names the
+# service whose credential follows. A hex run of 32+ (an API key's usual form: 16 random
+# bytes and more) or a run of lower case and spread digits (base36 keys) after a word is such
+# a key, unless the word names what digests, ids and versions are written after (checked by
+# the bare-token pass, ``entropy``, for runs it does not take as random by their look). A
+# URL's query names (``?rcl=<hex>``) are the query rules' to judge.
+_SERVICE_BEFORE = re.compile(
+    r"(?<![\w.\-/$@:%?&=#])(?P<word>[A-Za-z][A-Za-z0-9]{2,30})\\*[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)"
+    r"\\*[\"']?\Z"
+)
+_NOT_SERVICE = re.compile(
+    r"(?:id|ids|uuid|guid|uid|sha[0-9]*|md5|hash|digest|checksum|sum|etag|commit|revision|rev"
+    r"|ref|tree|parent|object|blob|version|nonce|salt|fingerprint|thumbprint|boundary"
+    r"|signature|sig|serial|address|addr|content|source|integrity|urn|request|trace|span"
+    r"|build|run|job|tag|image|layer|manifest|node|txid|tx|hex|color|colour|seed|expected"
+    r"|got|actual|bits|alphabet|name|model|slug|return|yield|print|echo|assert|const|let|var"
+    r"|value|default|data|text|string|str|input|output|result|res|out|file|path|head|index"
+    r"|from|to|and|or|is|in|of|the|with|at|by|for|as|key)",
+    re.IGNORECASE,
+)
+_SERVICE_HEX = re.compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")
+_SERVICE_BASE36 = re.compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
+_LOWER_RUN = re.compile(r"[a-z]{10,}")
+
+
+def named_by_service(text: str, start: int, core: str) -> bool:
+    """Whether the run ``core`` at ``start`` is a service's key by its shape and the word
+    before it (see above)."""
+    base36 = _SERVICE_BASE36.fullmatch(core) is not None and _LOWER_RUN.search(core) is None
+    if not base36 and _SERVICE_HEX.fullmatch(core) is None:
+        return False
+    line = text.rfind("\n", max(0, start - 48), start)
+    before = _SERVICE_BEFORE.search(text, max(line + 1, start - 48), start)
+    return before is not None and _NOT_SERVICE.fullmatch(before.group("word")) is None
+
+
 # ----------------------------------------------------------- legacy HashiCorp Vault tokens
 
 # Before Vault 1.10 service tokens were "s." and 24 base62 characters, batch tokens "b." and
@@ -294,11 +329,11 @@ def vendor_rules() -> list[SecretPattern]:
 
 
 def dc_pat_rule() -> SecretPattern:
-    """Atlassian Data Center tokens in any text: gated by nothing cheaper than their shape, so
-    they are checked in the bare-token pass (``entropy``) and by this rule where one of the
-    products is named."""
+    """Atlassian Data Center tokens: no literal gates their shape, so a token standing alone
+    is checked in the bare-token pass (``entropy``), and one inside a longer run (a URL's
+    path) by this rule, where a product, a token or a bearer is named."""
     return SecretPattern(
         "atlassian_dc_pat",
-        frozenset({"jira", "confluence", "bitbucket", "atlassian", "bearer"}),
+        frozenset({"jira", "confluence", "bitbucket", "atlassian", "bearer", "token"}),
         _dc_pats,
     )
