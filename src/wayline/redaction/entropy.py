@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from itertools import groupby
 
-from wayline.redaction.vendor_rules import is_atlassian_dc_pat, named_by_service
+from wayline.redaction.vendor_rules import dc_pat_pieces, is_atlassian_dc_pat, named_by_service
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
 
@@ -297,8 +297,15 @@ def _redact_runs(text: str, replacement: str) -> str:
         # a key verified by its grammar (an nkey seed; an Atlassian token, by decoding it) is
         # a secret wherever it stands, a URL's path included
         if _NKEY_SEED.fullmatch(core) is None and not is_atlassian_dc_pat(core):
+            pieces = dc_pat_pieces(core) if len(core) > 44 and "/" in core else ()
+            for a, b in pieces:  # "…/token/<Atlassian DC token>": the token of a path
+                out.append(text[pos : start + a])
+                out.append(replacement)
+                pos = start + b
             named = named_by_service(text, start, core)  # "<service> <hex key>"
-            if not named and (_kept(text, start, core) or not looks_random(core.strip("-_"))):
+            if pieces or (
+                not named and (_kept(text, start, core) or not looks_random(core.strip("-_")))
+            ):
                 continue
             if urls is None:
                 urls = [m.span() for m in _URL.finditer(text)]

@@ -126,7 +126,7 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("launchdarkly_mobile_key", "mob-", _UUID),
     # Atlassian: Bitbucket app passwords, Bitbucket Data Center HTTP access tokens, access
     # tokens of repositories, projects and workspaces.
-    ("bitbucket_app_password", "ATBB", r"[A-Za-z0-9_=.\-]{32}(?![\w=.\-])"),
+    ("bitbucket_app_password", "ATBB", r"[A-Za-z0-9_=.\-]{24,}(?![\w=.\-])"),
     ("bitbucket_dc_token", "BBDC-", r"[A-Za-z0-9+/@_\-]{44}(?![A-Za-z0-9+/@_\-])"),
     ("atlassian_access_token", "ATCTT3", r"[A-Za-z0-9_\-=]{50,}"),
     # Google OAuth refresh tokens ("1//0" then the token, 40+ URL-safe characters).

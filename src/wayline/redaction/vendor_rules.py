@@ -29,7 +29,14 @@ import re
 
 from wayline.redaction.redact_rules import REDACTED, SecretPattern
 
-__all__ = ["is_atlassian_dc_pat", "named_by_service", "vendor_key_shaped", "vendor_rules"]
+__all__ = [
+    "dc_pat_pieces",
+    "dc_pat_rule",
+    "is_atlassian_dc_pat",
+    "named_by_service",
+    "vendor_key_shaped",
+    "vendor_rules",
+]
 
 _B64 = "A-Za-z0-9+/"
 
@@ -109,6 +116,18 @@ def is_atlassian_dc_pat(token: str) -> bool:
     return len(raw) == 33 and _DC_PAT_ID.match(raw) is not None
 
 
+def dc_pat_pieces(core: str) -> list[tuple[int, int]]:
+    """The spans of the Atlassian DC tokens among the ``/``-separated pieces of a run (a URL's
+    path: ``…/token/<token>``)."""
+    spans = []
+    at = 0
+    for piece in core.split("/"):
+        if len(piece) == 44 and is_atlassian_dc_pat(piece):
+            spans.append((at, at + 44))
+        at += len(piece) + 1
+    return spans
+
+
 def _dc_pats(text: str) -> str:
     return _DC_PAT.sub(lambda m: REDACTED if is_atlassian_dc_pat(m.group(0)) else m.group(0), text)
 
@@ -183,12 +202,32 @@ def _key_labels(text: str) -> str:
 # ------------------------------------------- a credential word, a dash or arrow, a literal
 
 # "token - '…'", "key -> "…"", "secret => '…'": a pair in a log or test line. The literal is
-# one word of 8+ characters with a digit (a word or a sentence stays).
-_DASH_PAIR = (
-    r"(?i:(?<![A-Za-z0-9])(?:token|secret|key|api[_\-]?key|apikey|password|passwd|pat))"
-    r"[ \t]+(?:-|->|=>|–|—)[ \t]+\\*(?P<q>[\"'])"
+# one word of 8+ characters with a digit (a word or a sentence stays). The separator and the
+# quote are matched first (a scan for a literal), the credential word behind them after.
+_DASH_PAIR = re.compile(
+    r"(?:->?|=>|–|—)[ \t]+\\*(?P<q>[\"'])"
     r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'\\]*[0-9])[^\s\"'\\]{8,256})\\*(?P=q)"
 )
+_DASH_WORD = re.compile(
+    r"(?<![A-Za-z0-9])(?:token|secret|key|api[_\-]?key|apikey|password|passwd|pat)[ \t]+\Z",
+    re.IGNORECASE,
+)
+
+
+def _dash_pairs(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _DASH_PAIR.finditer(text):
+        if _DASH_WORD.search(text, max(0, m.start() - 24), m.start()) is None:
+            continue
+        out.append(text[pos : m.start("secret")])
+        out.append(REDACTED)
+        pos = m.end("secret")
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
 
 # --------------------------------------------------- a VCS or cloud vendor's bare value
 
@@ -217,22 +256,28 @@ _VENDOR_VALUE = (
     r"(?:[ \t]*[:=,][ \t]*|[ \t]+)\\*(?P<q{n}>[\"']?)"
     r"(?P<v{n}>(?!<redacted>)[A-Za-z0-9_\-]{{20,64}})\\*(?P=q{n})(?![A-Za-z0-9_\-.@/])"
 )
-_VENDOR = re.compile(
-    r"(?i:(?<![\w.\-/@])(?P<vendor>"
-    + "|".join(_VENDOR_SHAPES)
-    + r"))\\*[\"']?"
-    + _VENDOR_VALUE.format(n=1)
-    + r"(?:"
-    + _VENDOR_VALUE.format(n=2)
-    + r")?"
+# The names are found in the lower-cased text by one scan for literals; the values are
+# matched after each name.
+_VENDOR_WORD = re.compile("|".join(_VENDOR_SHAPES))
+_VENDOR_TAIL = re.compile(
+    r"\\*[\"']?" + _VENDOR_VALUE.format(n=1) + r"(?:" + _VENDOR_VALUE.format(n=2) + r")?"
 )
+_GLUED_BEFORE = re.compile(r"[\w.\-/@]")  # a vendor's name is a word of its own
 
 
 def _vendor_values(text: str) -> str:
+    lower = text.lower()
+    if len(lower) != len(text):  # a character that lower-cases to two: offsets would move
+        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     out: list[str] = []
     pos = 0
-    for m in _VENDOR.finditer(text):
-        shape = _VENDOR_SHAPES[m.group("vendor").lower()]
+    for word in _VENDOR_WORD.finditer(lower):
+        if word.start() and _GLUED_BEFORE.match(text, word.start() - 1) is not None:
+            continue
+        m = _VENDOR_TAIL.match(text, word.end())
+        if m is None:
+            continue
+        shape = _VENDOR_SHAPES[word.group()]
         for group in ("v1", "v2"):
             value = m.group(group)
             if value is None or shape.fullmatch(value) is None:
@@ -279,6 +324,8 @@ _LOWER_RUN = re.compile(r"[a-z]{10,}")
 def named_by_service(text: str, start: int, core: str) -> bool:
     """Whether the run ``core`` at ``start`` is a service's key by its shape and the word
     before it (see above)."""
+    if not (core.isalnum() and core.islower() and core.isascii()):
+        return False  # most runs: mixed case, symbols (a cheap test before the regexes)
     base36 = _SERVICE_BASE36.fullmatch(core) is not None and _LOWER_RUN.search(core) is None
     if not base36 and _SERVICE_HEX.fullmatch(core) is None:
         return False
@@ -311,7 +358,6 @@ def vendor_rules() -> list[SecretPattern]:
     """The rules of this module, in the order they are applied."""
     from wayline.redaction.redact_rules import regex_rule
 
-    dash = re.compile(_DASH_PAIR)
     vault = re.compile(_VAULT_LEGACY)
     secret_id = re.compile(_SECRET_ID)
     return [
@@ -321,7 +367,11 @@ def vendor_rules() -> list[SecretPattern]:
             _azure_keys,
         ),
         SecretPattern("bare_key_label", frozenset({"key"}), _key_labels),
-        regex_rule("credential_dash_literal", dash, ("token", "secret", "key", "pass", "pat")),
+        SecretPattern(
+            "credential_dash_literal",
+            frozenset({"token", "secret", "key", "pass", "pat"}),
+            _dash_pairs,
+        ),
         SecretPattern("vendor_bare_value", frozenset(_VENDOR_SHAPES), _vendor_values),
         regex_rule("vault_legacy_token", vault, ("vault",)),
         regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
@@ -329,11 +379,11 @@ def vendor_rules() -> list[SecretPattern]:
 
 
 def dc_pat_rule() -> SecretPattern:
-    """Atlassian Data Center tokens: no literal gates their shape, so a token standing alone
-    is checked in the bare-token pass (``entropy``), and one inside a longer run (a URL's
-    path) by this rule, where a product, a token or a bearer is named."""
+    """Atlassian Data Center tokens: no literal gates their shape, so they are checked in the
+    bare-token pass (``entropy``: a run, or a piece of a URL's path), and by this rule where a
+    product or a bearer is named."""
     return SecretPattern(
         "atlassian_dc_pat",
-        frozenset({"jira", "confluence", "bitbucket", "atlassian", "bearer", "token"}),
+        frozenset({"jira", "confluence", "bitbucket", "atlassian", "bearer"}),
         _dc_pats,
     )
