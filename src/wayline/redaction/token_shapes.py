@@ -127,14 +127,17 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     # Atlassian: Bitbucket app passwords, Bitbucket Data Center HTTP access tokens, access
     # tokens of repositories, projects and workspaces.
     ("bitbucket_app_password", "ATBB", r"[A-Za-z0-9_=.\-]{24,}(?![\w=.\-])"),
-    ("bitbucket_dc_token", "BBDC-", r"[A-Za-z0-9+/@_\-]{44}(?![A-Za-z0-9+/@_\-])"),
+    ("bitbucket_dc_token", "BBDC-", r"[A-Za-z0-9+/@_\-]{32,}"),
     ("atlassian_access_token", "ATCTT3", r"[A-Za-z0-9_\-=]{50,}"),
     # Google OAuth refresh tokens ("1//0" then the token, 40+ URL-safe characters).
     ("google_refresh_token", "1//0", r"[A-Za-z0-9_\-]{40,}"),
     # JFrog: API keys ("AKCp", 73 characters) and reference tokens (base64 of "reftkn:01:").
-    ("artifactory_api_key", "AKCp", r"[A-Za-z0-9]{69}(?![A-Za-z0-9])"),
+    ("artifactory_api_key", "AKCp", r"[A-Za-z0-9]{60,}"),
     ("artifactory_reference_token", "cmVmdGtuOjAxOj", r"[A-Za-z0-9+/]{40,}={0,2}"),
-    ("netlify_token", "nfp_", r"[A-Za-z0-9_]{36}(?![A-Za-z0-9_])"),
+    ("netlify_token", "nfp_", r"[A-Za-z0-9_]{36,}"),
+    # Microsoft Entra refresh tokens: "0.A" or "1.A", the token, ".Ag" and its long tail.
+    ("entra_refresh_token_v0", "0.A", r"[\w\-]{50,}(?:\.[0-9])?\.Ag[\w\-*]{100,}"),
+    ("entra_refresh_token_v1", "1.A", r"[\w\-]{50,}(?:\.[0-9])?\.Ag[\w\-*]{100,}"),
     ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}(?![\w\-])"),
     # More vendors' self-identifying formats (their documentation's prefix, alphabet, length).
     ("dynatrace_token", "dt0", r"[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])"),

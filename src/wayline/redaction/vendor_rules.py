@@ -236,8 +236,10 @@ def _dash_pairs(text: str) -> str:
 # (40 hex), legacy GitLab personal tokens (20 characters), Cloudflare's global API key (37
 # hex) and API tokens (40), Heroku and Scaleway keys (UUIDs), Vultr API keys (36 upper case
 # and digits), Azure's 32-hex keys (AI services, API Management subscriptions, search),
-# AlienVault OTX keys (64 hex). The vendor's name alone, then ":" "=" "," or a
-# blank, then one value or two (an id and its secret: the values of that shape are replaced).
+# Netlify (43), Vercel (24), IBM Cloud (44), Alibaba Cloud secrets (30), DigitalOcean and
+# Linode (64 hex) tokens from before their prefixes, AlienVault OTX keys (64 hex). The
+# vendor's name alone, then ":" "=" "," or a blank, then one value or two (an id and its
+# secret: the values of that shape are replaced).
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _VENDOR_SHAPES = {
     "github": re.compile(r"[0-9a-f]{40}"),
@@ -249,6 +251,12 @@ _VENDOR_SHAPES = {
     "scaleway": re.compile(_UUID),
     "vultr": re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{36}"),
     "azure": re.compile(r"[0-9a-f]{32}|[0-9A-F]{32}"),
+    "netlify": re.compile(r"(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{43}"),
+    "vercel": re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{24}"),
+    "ibm": re.compile(r"(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{44}"),
+    "alibaba": re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{30}"),
+    "digitalocean": re.compile(r"[0-9a-f]{64}"),
+    "linode": re.compile(r"[0-9a-f]{64}"),
     "alienvault": re.compile(r"[0-9a-f]{64}"),
     "otx": re.compile(r"[0-9a-f]{64}"),
 }
