@@ -244,3 +244,16 @@ def test_a_service_name_before_a_hex_or_base36_key() -> None:
         "fixturedef = name2directparamfixturedef[argname]",
     ):
         assert redact_text(text) == text
+
+
+def test_padded_base64_key_after_a_service_and_query_codes() -> None:
+    """32 bytes in padded base64 after a service's name, an Azure Functions key in "?code=",
+    and a Beamer key are hidden; a short OAuth placeholder code and snake_case names stay."""
+    key = _rand(20, B64) + "7" + _rand(20, B64) + "aZ="
+    _hidden(f"acmecanvas: {key} / user@example.com", key[:-1])
+    code = _rand(30, URL) + "9" + _rand(23, URL) + "=="
+    _hidden(f"https://fn.example.net/api/run?code={code}&x=1", code[:-2])
+    beamer = "b_" + _rand(20, string.ascii_letters) + "Q" + _rand(23, string.ascii_letters)
+    _hidden(f"beamer = {beamer}", beamer)
+    for text in ("https://example.com/cb?code=AUTH_CODE&state=xyz", "x = b_" + "word_" * 9):
+        assert redact_text(text) == text

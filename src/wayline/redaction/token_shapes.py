@@ -163,6 +163,13 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("render_key", "rnd_", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
     ("neon_key", "napi_", r"[a-z0-9]{64}(?![A-Za-z0-9])"),
     ("pinecone_key", "pcsk_", r"[A-Za-z0-9_]{50,}"),
+    # Beamer API keys: "b_" and 44 URL-safe base64 characters (mixed case: a snake_case name
+    # after "b_" is code).
+    (
+        "beamer_key",
+        "b_",
+        r"(?=(?:[A-Za-z0-9=\-]*?[A-Z]){2})(?=[A-Za-z0-9=\-]*?[a-z])[A-Za-z0-9=\-]{44}(?![\w=\-])",
+    ),
     # Salesforce session ids and access tokens: the org id ("00D", 15 or 18), "!", the token.
     ("salesforce_token", "00D", r"[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),
 )

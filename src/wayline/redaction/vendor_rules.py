@@ -306,10 +306,11 @@ def _vendor_values(text: str) -> str:
 
 # "<service> <token>", "<service>: <token>", "{aha <token>}": a log or a config names the
 # service whose credential follows. A hex run of 32+ (an API key's usual form: 16 random
-# bytes and more) or a run of lower case and spread digits (base36 keys) after a word is such
-# a key, unless the word names what digests, ids and versions are written after (checked by
-# the bare-token pass, ``entropy``, for runs it does not take as random by their look). A
-# URL's query names (``?rcl=<hex>``) are the query rules' to judge.
+# bytes and more), a run of lower case and spread digits (base36 keys) or 32 or 64 bytes in
+# padded base64 after a word is such a key, unless the word names what digests, ids and
+# versions are written after (checked by the bare-token pass, ``entropy``, for runs it does
+# not take as random by their look). A URL's query names (``?rcl=<hex>``) are the query
+# rules' to judge.
 _SERVICE_BEFORE = re.compile(
     r"(?<![\w.\-/$@:%?&=#])(?P<word>[A-Za-z][A-Za-z0-9]{2,30})\\*[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)"
     r"\\*[\"']?\Z"
@@ -329,13 +330,31 @@ _SERVICE_BASE36 = re.compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
 _LOWER_RUN = re.compile(r"[a-z]{10,}")
 
 
+def _padded_key(text: str, start: int, core: str) -> bool:
+    """A 32- or 64-byte key in standard base64 with its padding (44 or 88 characters), with
+    upper case, lower case and a digit."""
+    pad = {43: "=", 86: "=="}.get(len(core))
+    return (
+        pad is not None
+        and text.startswith(pad, start + len(core))
+        and _B64_RUN.fullmatch(core) is not None
+        and core.lower() != core
+        and core.upper() != core
+        and any(c.isdigit() for c in core)
+    )
+
+
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]+")
+
+
 def named_by_service(text: str, start: int, core: str) -> bool:
     """Whether the run ``core`` at ``start`` is a service's key by its shape and the word
     before it (see above)."""
-    if not (core.isalnum() and core.islower() and core.isascii()):
-        return False  # most runs: mixed case, symbols (a cheap test before the regexes)
-    base36 = _SERVICE_BASE36.fullmatch(core) is not None and _LOWER_RUN.search(core) is None
-    if not base36 and _SERVICE_HEX.fullmatch(core) is None:
+    if core.isalnum() and core.islower() and core.isascii():
+        base36 = _SERVICE_BASE36.fullmatch(core) is not None and _LOWER_RUN.search(core) is None
+        if not base36 and _SERVICE_HEX.fullmatch(core) is None:
+            return False
+    elif not _padded_key(text, start, core):
         return False
     line = text.rfind("\n", max(0, start - 48), start)
     before = _SERVICE_BEFORE.search(text, max(line + 1, start - 48), start)
