@@ -28,6 +28,7 @@ import binascii
 import re
 
 from wayline.redaction.redact_rules import REDACTED, SecretPattern
+from wayline.redaction.secret_names import made_of_words
 
 __all__ = [
     "dc_pat_pieces",
@@ -167,8 +168,8 @@ def vendor_key_shaped(value: str) -> bool:
     groups = value.split("-")
     if len(groups) >= 3 and all(len(g) >= 4 and g.isalnum() for g in groups):
         return sum(_GROUP_MIXED.fullmatch(g) is not None for g in groups) >= 2
-    if len(value) < 20 or any(c in value for c in "./+="):
-        return False
+    if len(value) < 20 or any(c in value for c in "./+=") or made_of_words(value):
+        return False  # getUTF8StringFromBase64: a name of words
     pieces = _PIECES.split(value)
     if len(pieces) > 1 and all(p.isdigit() or (p.isalpha() and p.islower()) for p in pieces if p):
         return False  # snake_case or kebab-case words with a version: a name
@@ -185,7 +186,7 @@ def _key_labels(text: str) -> str:
     pos = 0
     for m in _KEY_LABEL.finditer(text):
         value = m.group("val")
-        if not vendor_key_shaped(value):
+        if text.startswith("(", m.end("val")) or not vendor_key_shaped(value):
             continue
         qualifier = _QUALIFIER.search(text, max(0, m.start() - 40), m.start())
         if qualifier is not None and qualifier.group(1).lower() in _NOT_SECRET_KEYS:
@@ -322,7 +323,12 @@ _NOT_SERVICE = re.compile(
     r"|build|run|job|tag|image|layer|manifest|node|txid|tx|hex|color|colour|seed|expected"
     r"|got|actual|bits|alphabet|name|model|slug|return|yield|print|echo|assert|const|let|var"
     r"|value|default|data|text|string|str|input|output|result|res|out|file|path|head|index"
-    r"|from|to|and|or|is|in|of|the|with|at|by|for|as|key)",
+    r"|from|to|and|or|is|in|of|the|with|at|by|for|as|key|was|were|are|be|been|now|then|on"
+    r"|into|onto|via|per|after|before|since|until|see|use|using|set|get|new|old"
+    # commands that take an object id, a digest or an image (git, docker, package managers)
+    r"|checkout|show|revert|reset|rebase|pick|merge|diff|log|describe|switch|branch|fetch"
+    r"|pull|push|clone|blame|bisect|parse|verify|inspect|rmi|rm|delete|apply|download|install"
+    r"|fixes|fix|fixed|reverts|closes|resolves)",
     re.IGNORECASE,
 )
 _SERVICE_HEX = re.compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")

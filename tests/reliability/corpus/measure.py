@@ -70,9 +70,13 @@ _URL = re.compile(r"[A-Za-z][\w+.\-]*://\S+")
 def needle(secret: str, text: str = "") -> str:
     """The part of a case's secret that must vanish: a URL's random path part, the password
     of a ``user:password`` pair or URL userinfo (the user name is no secret), else all of it.
-    It is read off the secret alone: ``text`` is not used (another URL of the text has
-    another password), and is kept so that callers may pass the case whole."""
-    del text
+    It is read off the secret, or off the URL of ``text`` whose userinfo holds the secret (a
+    scanner that captured ``//username`` of ``https://username:password@host``), never off
+    another URL of the text: that one has another password."""
+    at = text.find(secret) if text and secret else -1
+    for found in _USERINFO.finditer(text) if at >= 0 else ():
+        if found.start() <= at < found.end():
+            return found.group("pw")
     userinfo = _USERINFO.search(secret)
     if userinfo is not None:
         return userinfo.group("pw")
@@ -112,6 +116,8 @@ def excluded(case: Case) -> str | None:
     wordy = _WORDY.fullmatch(case.secret) is not None and len(case.secret) < 40
     if wordy and (not any(c.isupper() for c in case.secret[1:]) or " " in case.secret):
         return "field name, not a secret"
+    if wordy and re.search(re.escape(case.secret) + r"[ \t]*[:=]", case.text) is not None:
+        return "field name, not a secret"  # the name of a header or key (X-JFrog-Art-Api: …)
     return None
 
 
