@@ -257,3 +257,14 @@ def test_padded_base64_key_after_a_service_and_query_codes() -> None:
     _hidden(f"beamer = {beamer}", beamer)
     for text in ("https://example.com/cb?code=AUTH_CODE&state=xyz", "x = b_" + "word_" * 9):
         assert redact_text(text) == text
+
+
+def test_duo_secret_key_and_a_cut_pair_at_a_line_start() -> None:
+    """Duo's "skey" is a secret key ("ikey" is its public id); a "name', 'value" fragment whose
+    opening quote was cut off counts at a line's start as at the text's."""
+    skey = _rand(40)
+    _hidden(f"DUO_IKEY=DI{_rand(18, string.ascii_uppercase)}\nDUO_SKEY={skey}", skey)
+    _hidden(f'{{"duo": {{"skey": "{skey}"}}}}', skey)
+    token = _rand(40, HEX)
+    _hidden(f"$ cat build.gradle\nsonar.login', '{token}", token)
+    assert redact_text("skey = lambda item: item[1]") == "skey = lambda item: item[1]"

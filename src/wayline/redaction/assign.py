@@ -399,9 +399,9 @@ def _starts_line(text: str, at: int) -> bool:
 
 def _opens_string(text: str, at: int, quote: str) -> bool:
     """Whether a string opened by ``quote`` (escaped or not) starts right at ``at``: the name is
-    the whole string. At the text's start, a fragment such as ``sonar.login', '…`` (its opening
-    quote cut off) counts too."""
-    return at == 0 or text[at - 1] == quote
+    the whole string. At the start of the text or of a line (raw or JSON-escaped), a fragment
+    such as ``sonar.login', '…`` (its opening quote cut off) counts too."""
+    return at == 0 or text[at - 1] in (quote, "\n") or text.endswith("\\n", 0, at)
 
 
 def _after_scheme(text: str, start: int, end: int) -> int:

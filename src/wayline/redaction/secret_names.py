@@ -33,6 +33,7 @@ _DIGIT_NAMES = frozenset({"auth0"})
 # A name containing one of these words anywhere is a credential ("db_password", "client_secret").
 _SECRET_WORDS = frozenset(
     {
+        "skey",  # Duo's secret key (its clients' name; "ikey" is the public integration key)
         "password",
         "passwd",
         "passphrase",
