@@ -268,3 +268,11 @@ def test_duo_secret_key_and_a_cut_pair_at_a_line_start() -> None:
     token = _rand(40, HEX)
     _hidden(f"$ cat build.gradle\nsonar.login', '{token}", token)
     assert redact_text("skey = lambda item: item[1]") == "skey = lambda item: item[1]"
+
+
+def test_an_unclosed_single_quote_ends_with_its_json_string() -> None:
+    """Inside JSON-encoded tool arguments, a cut "name', 'value" ends at the JSON string's end:
+    the value is hidden and the arguments stay JSON."""
+    token = _rand(40, HEX)
+    out = _hidden(json.dumps({"c": f"$ cat f\nsonar.login', '{token}"}), token)
+    assert json.loads(out)["c"].endswith("<redacted>")

@@ -58,6 +58,7 @@ _TRAILING = re.compile(r"[\s)\]};,:]*(?:\{[^\r\n]*)?")
 # for "f(a, b)" or "[x]" inside a value; deeper text simply runs to the line's end).
 _UNOPENED = re.compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
 _QUOTE = re.compile(r"""\\*+["']""")
+_JSON_STRING_END = re.compile(r'(?<!\\)"')
 _AUTH_WORDS = frozenset({"authorization", "auth"})
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 MAX_VALUE = 4096  # a quoted value is looked at this far; longer ones are replaced to this end
@@ -182,6 +183,10 @@ def _value_span(
             if later < 0:
                 break
             end = later
+        if end < 0 and quote == "'":
+            # an unclosed single quote inside a JSON string ends where that string ends
+            json_end = _JSON_STRING_END.search(text, start, stop)
+            end = json_end.start() if json_end is not None else -1
         return (start, stop if end < 0 else end, True)
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument
