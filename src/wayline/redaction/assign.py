@@ -404,9 +404,12 @@ def _starts_line(text: str, at: int) -> bool:
 
 def _opens_string(text: str, at: int, quote: str) -> bool:
     """Whether a string opened by ``quote`` (escaped or not) starts right at ``at``: the name is
-    the whole string. At the start of the text or of a line (raw or JSON-escaped), a fragment
-    such as ``sonar.login', '…`` (its opening quote cut off) counts too."""
-    return at == 0 or text[at - 1] in (quote, "\n") or text.endswith("\\n", 0, at)
+    the whole string. At the start of the text, of a line (raw or JSON-escaped) or of the JSON
+    string that holds it, a fragment such as ``sonar.login', '…`` (its opening quote cut off)
+    counts too."""
+    if at == 0 or text[at - 1] in (quote, "\n") or text.endswith("\\n", 0, at):
+        return True
+    return quote == "'" and text[at - 1] == '"'  # {"c": "sonar.login', '…"}
 
 
 def _after_scheme(text: str, start: int, end: int) -> int:
