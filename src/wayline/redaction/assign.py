@@ -59,6 +59,7 @@ _TRAILING = re.compile(r"[\s)\]};,:]*(?:\{[^\r\n]*)?")
 # for "f(a, b)" or "[x]" inside a value; deeper text simply runs to the line's end).
 _UNOPENED = re.compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
 _QUOTE = re.compile(r"""\\*+["']""")
+_JSON_STRING_END = re.compile(r'(?<!\\)"')
 _AUTH_WORDS = frozenset({"authorization", "auth"})
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 MAX_VALUE = 4096  # a quoted value is looked at this far; longer ones are replaced to this end
@@ -209,6 +210,10 @@ def _value_span(
             if later < 0:
                 break
             end = later
+        if end < 0 and quote == "'":
+            # an unclosed single quote inside a JSON string ends where that string ends
+            json_end = _JSON_STRING_END.search(text, start, stop)
+            end = json_end.start() if json_end is not None else -1
         return (start, stop if end < 0 else end, True)
     if sep in _COMPARISONS or sep in (",", ""):
         return None  # only a quoted literal is compared or passed as a second argument
@@ -426,9 +431,12 @@ def _starts_line(text: str, at: int) -> bool:
 
 def _opens_string(text: str, at: int, quote: str) -> bool:
     """Whether a string opened by ``quote`` (escaped or not) starts right at ``at``: the name is
-    the whole string. At the text's start, a fragment such as ``sonar.login', '…`` (its opening
-    quote cut off) counts too."""
-    return at == 0 or text[at - 1] == quote
+    the whole string. At the start of the text, of a line (raw or JSON-escaped) or of the JSON
+    string that holds it, a fragment such as ``sonar.login', '…`` (its opening quote cut off)
+    counts too."""
+    if at == 0 or text[at - 1] in (quote, "\n") or text.endswith("\\n", 0, at):
+        return True
+    return quote == "'" and text[at - 1] == '"'  # {"c": "sonar.login', '…"}
 
 
 def _after_scheme(text: str, start: int, end: int) -> int:

@@ -17,6 +17,8 @@ import re
 from collections import Counter
 from itertools import groupby
 
+from wayline.redaction.vendor_rules import dc_pat_pieces, is_atlassian_dc_pat, named_by_service
+
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
 
 MIN_TOKEN = 24  # shorter random runs are ids (nanoid 21, Stripe object ids ~24) more than keys
@@ -32,7 +34,11 @@ _MAX_WORDS = 0.40  # share of characters in word-like runs (4+ letters with a vo
 # character at C speed.)
 _TOKEN_START = r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/_\-]{2})"
 _RUN = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN - 1) + r",}={0,2}")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
+# A URL ends at a JSON escape too: inside JSON-encoded text "\n" is two characters, not a
+# line break, and the next line's tokens are not the URL's path.
+_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^\s\"'<>`\\]|\\(?![nrtbf\"\\/]|u[0-9A-Fa-f]{4}))*"
+)
 _DIGEST_BEFORE = re.compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
 )
@@ -318,13 +324,23 @@ def _redact_runs(text: str, replacement: str) -> str:
             if escape is not None:
                 start = escape.end()
         core = text[start:end].rstrip("=")
-        seed = _NKEY_SEED.fullmatch(core) is not None
-        if not seed and (_kept(text, start, core) or not looks_random(core.strip("-_"))):
-            continue
-        if urls is None:
-            urls = [m.span() for m in _URL.finditer(text)]
-        if _in_url_path(text, urls, start) or _in_base64_block(text, start, end):
-            continue
+        # a key verified by its grammar (an nkey seed; an Atlassian token, by decoding it) is
+        # a secret wherever it stands, a URL's path included
+        if _NKEY_SEED.fullmatch(core) is None and not is_atlassian_dc_pat(core):
+            pieces = dc_pat_pieces(core) if len(core) > 44 and "/" in core else ()
+            for a, b in pieces:  # "…/token/<Atlassian DC token>": the token of a path
+                out.append(text[pos : start + a])
+                out.append(replacement)
+                pos = start + b
+            named = named_by_service(text, start, core)  # "<service> <hex key>"
+            if pieces or (
+                not named and (_kept(text, start, core) or not looks_random(core.strip("-_")))
+            ):
+                continue
+            if urls is None:
+                urls = [m.span() for m in _URL.finditer(text)]
+            if _in_url_path(text, urls, start) or _in_base64_block(text, start, end):
+                continue
         out.append(text[pos:start])
         out.append(replacement)
         pos = end

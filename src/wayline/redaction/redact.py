@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -43,6 +44,7 @@ from wayline.redaction.secret_names import (
     split_key,
 )
 from wayline.redaction.structured import apply_pgpass, apply_structured
+from wayline.redaction.vendor_rules import dc_pat_rule, vendor_rules
 
 __all__ = [
     "REDACTED",
@@ -203,7 +205,12 @@ def _flag_apply(text: str) -> str:
     return "".join(out)
 
 
-_BUILTINS: tuple[SecretPattern, ...] = (*builtin_rules(), *password_rules())
+_BUILTINS: tuple[SecretPattern, ...] = (
+    *builtin_rules(),
+    *password_rules(),
+    *vendor_rules(),
+    dc_pat_rule(),
+)
 
 # --------------------------------------------------------------------------- registry
 
@@ -400,32 +407,47 @@ def _redact(snap: _Snapshot, text: str) -> str:
     masked = snap.known.mask(text, REDACTED) if snap.known is not None else text
     ruled = _rules(snap, masked)
     if ruled != masked:
-        ruled = _mask_repeats(masked, ruled)
+        ruled = _mask_repeats(snap, masked, ruled)
     return keep_json(text, ruled)
 
 
 # A value a rule replaced once is masked wherever else it occurs in the same text (principle
 # 7 within one text): "account:V password:V" shows no V. Values under MIN_LENGTH are words.
 _REPEATS_MIN, _REPEATS_MAX = MIN_LENGTH, 64
+# The second pass for partly replaced repeats doubles a text's cost: texts up to this size
+# (a message, a tool result) take it; a longer one keeps the first pass's masking, so that a
+# megabyte of hostile repeats stays within one pass's time.
+_RERUN_MAX = 65_536
 
 
-def _mask_repeats(before: str, after: str) -> str:
+def _mask_repeats(snap: _Snapshot, before: str, after: str) -> str:
     """``after`` with every other occurrence of a value the rules replaced masked too (at most
-    64 values, each one linear scan)."""
+    64 values, each one linear scan). When an occurrence was only partly replaced (another
+    rule took a piece of it first: ``'<redacted>:tail'``), the rules run once more on
+    ``before`` with every occurrence of those values masked first."""
     spans = replaced_spans(before, after)
     if not spans:
         return after
-    values: dict[str, None] = {}
+    replaced: Counter[str] = Counter()
     for a, b in spans:
         value = before[a:b]
         if b - a >= _REPEATS_MIN and REDACTED not in value and value not in REDACTED:
-            values[value] = None
-            if len(values) >= _REPEATS_MAX:
+            if value not in replaced and len(replaced) >= _REPEATS_MAX:
                 break
-    for value in sorted(values, key=len, reverse=True):
-        if value in after:
+            replaced[value] += 1
+    partly = False
+    rerun = len(before) <= _RERUN_MAX
+    for value in sorted(replaced, key=len, reverse=True):
+        whole = after.count(value)
+        if whole:
             after = after.replace(value, REDACTED)
-    return after
+        if rerun and not partly and before.count(value) > replaced[value] + whole:
+            partly = True
+    if not partly:
+        return after
+    for value in sorted(replaced, key=len, reverse=True):
+        before = before.replace(value, REDACTED)
+    return _rules(snap, before)
 
 
 def _rules(snap: _Snapshot, text: str) -> str:

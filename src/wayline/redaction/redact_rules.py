@@ -300,6 +300,12 @@ _CONTEXT_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      r"\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>" + _NOT_REDACTED
      + r"(?:[^\s\\]|\\(?![nrtbfu\"]))+)",
      ("machine",), 0),
+    # An Azure Functions key (or an OAuth authorization code) in a URL's "code" parameter:
+    # only a long one with a digit, so "?code=AUTH_CODE" and "?code=abc" stay.
+    ("query_code_param",
+     r"[?&;]code=(?P<secret>(?!<redacted>)(?=[A-Za-z0-9_\-%]{0,80}[0-9])"
+     r"[A-Za-z0-9_\-%]{30,}(?:={1,2}|%3[Dd]){0,2})",
+     ("code=",), 0),
     ("slack_webhook",
      r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_\-]{10,})",
      ("hooks.slack.com",), 0),

@@ -27,10 +27,13 @@ __all__ = [
 _CAMEL_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_INDEX_SUFFIX = re.compile(r"(?<=[a-z]{3})[0-9]{1,2}\Z")
+_DIGIT_NAMES = frozenset({"auth0"})
 
 # A name containing one of these words anywhere is a credential ("db_password", "client_secret").
 _SECRET_WORDS = frozenset(
     {
+        "skey",  # Duo's secret key (its clients' name; "ikey" is the public integration key)
         "password",
         "passwd",
         "passphrase",
@@ -211,7 +214,13 @@ def foreign_password_name(key: str) -> bool:
 def split_key(key: str) -> tuple[str, ...]:
     """The lowercase words of a name: camelCase, acronyms and non-alphanumerics split."""
     spaced = _CAMEL_ACRONYM.sub("_", _CAMEL_LOWER_UPPER.sub("_", key)).lower()
-    return tuple(w for w in _NON_ALNUM.split(spaced) if w)
+    words = tuple(w for w in _NON_ALNUM.split(spaced) if w)
+    index = _INDEX_SUFFIX.search(words[-1]) if words else None
+    if index is not None and words[-1] not in _DIGIT_NAMES:
+        # An index after a name's last word (sheet_token2, apiKey3, password1) names the same
+        # kind of value; a product named with digits (Auth0) is no index.
+        return (*words[:-1], words[-1][: index.start()])
+    return words
 
 
 def _glued(word: str) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 __all__ = ["SHAPE_TRIGGERS", "TOKEN_SHAPES"]
 
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])"
+
 # Token shapes replace the whole token: (name, literal prefix, rest). The prefix, lowercased,
 # is the trigger.
 TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
@@ -22,7 +24,13 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("aws_access_key_id", "A", r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
     ("github_token", "gh", r"[pousr]_[A-Za-z0-9]{30,}"),
     ("github_fine_grained_pat", "github_pat_", r"[A-Za-z0-9_]{40,}"),
-    ("gitlab_token", "gl", r"(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft|ffct|wt|rtr)-[\w\-]{20,}"),
+    # routable tokens end ".<2-char version>.<base36 check>" (glpat-<payload>.01.<crc>)
+    (
+        "gitlab_token",
+        "gl",
+        r"(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft|ffct|wt|rtr)-[\w\-]{20,}"
+        r"(?:\.[0-9A-Za-z]{2}\.[0-9a-z]{7,10}(?![\w.\-]))?",
+    ),
     ("gitlab_runner_token", "GR1348941", r"[A-Za-z0-9_\-]{20,}"),
     ("slack_token", "xox", r"[abposre]-[A-Za-z0-9\-]{10,}"),
     ("sourcegraph_token", "sgp_", r"[A-Za-z0-9_]{40,}"),
@@ -106,6 +114,64 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     # Alibaba Cloud AccessKey ids start "LTAI" (ids of access keys are paired with their
     # secret, like AWS's AKIA: replaced too).
     ("alibaba_access_key_id", "LTAI", r"[A-Za-z0-9]{12,24}(?![A-Za-z0-9])"),
+    # Tencent Cloud SecretIds and Scaleway access keys are the ids paired with a secret key
+    # (like AWS's AKIA): replaced too.
+    ("tencent_secret_id", "AKID", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("scaleway_access_key", "SCW", r"[A-Z0-9]{17}(?![A-Za-z0-9])"),
+    ("cloudflare_origin_ca_key", "v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}(?![A-Za-z0-9])"),
+    # LaunchDarkly: REST API access tokens, server-side SDK keys and mobile keys, each a
+    # UUID after its kind.
+    ("launchdarkly_api_token", "api-", _UUID),
+    ("launchdarkly_sdk_key", "sdk-", _UUID),
+    ("launchdarkly_mobile_key", "mob-", _UUID),
+    # Atlassian: Bitbucket app passwords, Bitbucket Data Center HTTP access tokens, access
+    # tokens of repositories, projects and workspaces.
+    ("bitbucket_app_password", "ATBB", r"[A-Za-z0-9_=.\-]{24,}(?![\w=.\-])"),
+    ("bitbucket_dc_token", "BBDC-", r"[A-Za-z0-9+/@_\-]{32,}"),
+    ("atlassian_access_token", "ATCTT3", r"[A-Za-z0-9_\-=]{50,}"),
+    # Google OAuth refresh tokens ("1//0" then the token, 40+ URL-safe characters).
+    ("google_refresh_token", "1//0", r"[A-Za-z0-9_\-]{40,}"),
+    # JFrog: API keys ("AKCp", 73 characters) and reference tokens (base64 of "reftkn:01:").
+    ("artifactory_api_key", "AKCp", r"[A-Za-z0-9]{60,}"),
+    ("artifactory_reference_token", "cmVmdGtuOjAxOj", r"[A-Za-z0-9+/]{40,}={0,2}"),
+    ("netlify_token", "nfp_", r"[A-Za-z0-9_]{36,}"),
+    # Microsoft Entra refresh tokens: "0.A" or "1.A", the token, ".Ag" and its long tail.
+    ("entra_refresh_token_v0", "0.A", r"[\w\-]{50,}(?:\.[0-9])?\.Ag[\w\-*]{100,}"),
+    ("entra_refresh_token_v1", "1.A", r"[\w\-]{50,}(?:\.[0-9])?\.Ag[\w\-*]{100,}"),
+    ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}(?![\w\-])"),
+    # More vendors' self-identifying formats (their documentation's prefix, alphabet, length).
+    ("dynatrace_token", "dt0", r"[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])"),
+    ("rubygems_key", "rubygems_", r"[a-f0-9]{48}(?![A-Za-z0-9])"),
+    ("braintree_token", "access_token$", r"(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
+    ("akamai_token", "akab-", r"[a-z0-9]{16}-[a-z0-9]{16}(?![A-Za-z0-9])"),
+    ("contentful_token", "CFPAT-", r"[A-Za-z0-9_\-]{43}(?![\w\-])"),
+    ("airtable_token", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])"),
+    ("adafruit_key", "aio_", r"[A-Za-z0-9]{28}(?![A-Za-z0-9])"),
+    ("dropbox_short_lived_token", "sl.", r"[A-Za-z0-9_\-]{130,}"),
+    ("duffel_token", "duffel_", r"(?:test|live)_[A-Za-z0-9_\-=]{43}"),
+    ("flutterwave_key", "FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"),
+    ("frameio_token", "fio-u-", r"[A-Za-z0-9_=\-]{64}"),
+    ("harness_pat", "pat.", r"[A-Za-z0-9_\-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}(?![A-Za-z0-9])"),
+    ("hubspot_pat", "pat-", r"(?:na|eu)1-" + _UUID),
+    ("infracost_key", "ico-", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("nuget_key", "oy2", r"[a-z0-9]{43}(?![A-Za-z0-9])"),
+    ("plaid_token", "access-", r"(?:sandbox|development|production)-" + _UUID),
+    ("planetscale_token", "pscale_", r"(?:tkn|oauth|pw)_[A-Za-z0-9_.\-]{32,64}"),
+    ("prefect_key", "pnu_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("scalingo_token", "tk-us-", r"[A-Za-z0-9_\-]{48}"),
+    ("shippo_token", "shippo_", r"(?:live|test)_[a-f0-9]{40}"),
+    ("render_key", "rnd_", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("neon_key", "napi_", r"[a-z0-9]{64}(?![A-Za-z0-9])"),
+    ("pinecone_key", "pcsk_", r"[A-Za-z0-9_]{50,}"),
+    # Beamer API keys: "b_" and 44 URL-safe base64 characters (mixed case: a snake_case name
+    # after "b_" is code).
+    (
+        "beamer_key",
+        "b_",
+        r"(?=(?:[A-Za-z0-9=\-]*?[A-Z]){2})(?=[A-Za-z0-9=\-]*?[a-z])[A-Za-z0-9=\-]{44}(?![\w=\-])",
+    ),
+    # Salesforce session ids and access tokens: the org id ("00D", 15 or 18), "!", the token.
+    ("salesforce_token", "00D", r"[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),
 )
 
 

@@ -186,8 +186,8 @@ def measure_files(file_step: int) -> tuple[int, list[str]]:
 
 
 def print_secrets(show: int) -> tuple[int, int]:
-    """Print the held-out leak figures by family and source, and the leaks themselves;
-    return (leaked, counted)."""
+    """Print the held-out leak figures by family and source, and the leaks outside Kingfisher's
+    held half; return (leaked, counted)."""
     cases, reasons = counted(heldout_cases())
     figures = measure.measure_secrets(cases)
     measure._print_tally("held-out secrets leaked, by family", figures.by_family)
@@ -198,9 +198,14 @@ def print_secrets(show: int) -> tuple[int, int]:
     leaked = sum(figures.by_family.misses.values())
     total = sum(figures.by_family.cases.values())
     print(f"all held-out secrets leaked: {leaked} / {total} ({100 * leaked / max(total, 1):.1f}%)")
-    for case in figures.leaks[:show]:
-        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    _print_leaks(figures.leaks, show)
     return leaked, total
+
+
+def _print_leaks(leaks: list[measure.Case], show: int) -> None:
+    """Print leaks of cases outside a ``held`` half: a held half is only ever counted."""
+    for case in [c for c in leaks if half(c) != "held"][:show]:
+        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
 
 
 def _print_halves(title: str, cases: list[measure.Case], figures: measure.SecretFigures) -> None:
@@ -214,8 +219,8 @@ def _print_halves(title: str, cases: list[measure.Case], figures: measure.Secret
 
 
 def print_fresh(show: int) -> tuple[int, int]:
-    """Print the leak figures of the fresh corpus (CredSweeper's findings in its samples);
-    return (leaked, counted)."""
+    """Print the leak figures of the fresh corpus (CredSweeper's findings in its samples) and
+    the leaks of its tune half only; return (leaked, counted)."""
     cases, reasons = counted(fresh_cases())
     figures = measure.measure_secrets(cases)
     measure._print_tally("CredSweeper's findings leaked, by family", figures.by_family)
@@ -225,8 +230,7 @@ def print_fresh(show: int) -> tuple[int, int]:
     total = sum(figures.by_family.cases.values())
     share = 100 * leaked / max(total, 1)
     print(f"all CredSweeper findings leaked: {leaked} / {total} ({share:.1f}%)")
-    for case in figures.leaks[:show]:
-        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    _print_leaks(figures.leaks, show)
     return leaked, total
 
 
@@ -254,8 +258,7 @@ def print_trufflehog(show: int) -> tuple[int, int]:
     total = sum(figures.by_family.cases.values())
     share = 100 * leaked / max(total, 1)
     print(f"all trufflehog reported values leaked: {leaked} / {total} ({share:.1f}%)")
-    for case in [c for c in figures.leaks if half(c) == "tune"][:show]:
-        print(f"  LEAK {case.family} {case.source} {case.rule}: {case.text[:110]!r}")
+    _print_leaks(figures.leaks, show)
     return leaked, total
 
 
