@@ -49,7 +49,14 @@ class WordFinder:
 
     def __init__(self, words: Iterable[str]) -> None:
         unique = sorted({w for w in words if w})
-        self._longer = {w: tuple(t for t in unique if t != w and t.startswith(w)) for w in unique}
+        # Sorted, the words a word starts are the run right after it: one pass, not one
+        # test per pair of words (hundreds of triggers made that a visible start-up cost).
+        self._longer: dict[str, tuple[str, ...]] = {}
+        for i, word in enumerate(unique):
+            end = i + 1
+            while end < len(unique) and unique[end].startswith(word):
+                end += 1
+            self._longer[word] = tuple(unique[i + 1 : end])
         if not unique:
             self._starts = re.compile(r"(?!x)x")
             return
