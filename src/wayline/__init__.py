@@ -1,6 +1,8 @@
 """wayline: a pure-Python LLM agent runtime whose every step is observable and interceptable."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wayline.lazy import lazy_names
 
 if TYPE_CHECKING:
     from wayline.api import Agent, Tool, TurnResult, UntypedParameterWarning, tool
@@ -60,21 +62,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name (``Agent``, ``HookBus``, ``HOOK_SPECS``…) on first access."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wayline' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Module attributes, the lazily loaded ones included."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

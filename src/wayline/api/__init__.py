@@ -4,7 +4,9 @@ This package sits beside ``cli/`` on top of the runtime: both build agents throu
 :func:`wayline.api.build.build_agent`, so a flag and the matching keyword behave the same.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wayline.lazy import lazy_names
 
 if TYPE_CHECKING:
     from wayline.api.agent import Agent
@@ -25,21 +27,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name (``Agent``, ``tool``…) on first access."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wayline.api' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Module attributes, the lazily loaded ones included."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -6,7 +6,9 @@
 - :func:`validate_trajectory` / :func:`validate_atif_file` — Harbor's validator rules.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wayline.lazy import lazy_names
 
 if TYPE_CHECKING:
     from wayline.relay.atif.builder import TrajectoryBuilder
@@ -75,18 +77,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name (``AtifExporter``, ``convert_file``…) on first access."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wayline.relay.atif' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Module attributes, the lazily loaded ones included."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
