@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from operator import is_
 from typing import Any
 
-from wayline.redaction.assign import credential_like, short_key_like
 from wayline.redaction.known import KnownValues
 from wayline.redaction.memo import SanitizeMemo
 from wayline.redaction.redact import (
@@ -31,6 +30,7 @@ from wayline.redaction.redact import (
     redact_text_learning,
 )
 from wayline.redaction.redact import _current as current_rules
+from wayline.redaction.value_shapes import credential_like, short_key_like
 
 PAYLOAD_MAX_CHARS_ENV = "WAYLINE_PAYLOAD_MAX_CHARS"
 DEFAULT_PAYLOAD_MAX_CHARS = 50_000

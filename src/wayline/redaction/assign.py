@@ -27,9 +27,10 @@ from collections.abc import Callable
 
 from wayline.redaction._trie import any_word_pattern
 from wayline.redaction.redact_rules import REDACTED
-from wayline.redaction.secret_names import is_expression, is_prose, made_of_words, split_key
+from wayline.redaction.secret_names import is_expression, is_prose, split_key
+from wayline.redaction.value_shapes import ENV_NAME, credential_like, short_key_like
 
-__all__ = ["apply_assignments", "credential_like", "names_before_separators", "short_key_like"]
+__all__ = ["apply_assignments", "names_before_separators"]
 
 # A shell word that closes its single quote, quotes one and reopens it, as a session's
 # terminal command writes 'export NAME='"'"'value'"'"'' or 'NAME='\''value'\''' (JSON-escaped
@@ -458,57 +459,7 @@ _LOWER_NAME = re.compile(r"[a-z_ \-:]+|[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z_
 _REGEX_SYNTAX = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?[:=!<P]|\]\+|\]\*")
 _AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
 _CODE_WORD = re.compile(r"[a-z_][a-z_]*")
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LITERALS = frozenset({"true", "false", "none", "null", "yes", "no", "on", "off", "required"})
-
-
-_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~]{16,512}")
-
-
-def credential_like(value: str, name: str = "") -> bool:
-    """A value shaped like a key: 16+ token characters with letters and digits, no path/URL.
-    Under an environment name in capitals (``SENDGRID_KEY``), 16+ token characters in mixed
-    case are a key whatever their digits: such a name holds a literal."""
-    if _CREDENTIAL_CHARS.fullmatch(value) is None or value.count("/") > 1 or ".." in value:
-        return False
-    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    uri = "." in value and "/" in value  # io.modelcontextprotocol/subscriptionId
-    if (
-        mixed
-        and _ENV_NAME.fullmatch(name) is not None
-        and "." not in value[:1] + value[-1:]
-        and not uri
-    ):
-        return True
-    letters = sum(c.isalpha() for c in value)
-    digits = sum(c.isdigit() for c in value)
-    if letters >= 2 and digits >= 4:
-        return True
-    # A vendor key of letters with few digits (SENDGRID_KEY=AbcdefGhijkLmnop…): mixed case
-    # that is not a name made of words (HEROKU_KEY=DefaultKeyName stays); with a digit, 16
-    # characters are enough (nasdaq_key = yhTFulkELh3-jC6oudRX).
-    mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-    long_enough = digits + letters >= 20 or digits > 0
-    return mixed and long_enough and not _made_of_words(value)
-
-
-def short_key_like(value: str) -> bool:
-    """A short vendor key (10 to 15 characters, as some vendors issue): letters and digits
-    alone, at least three of each, and no name made of words (``layer12norm3``)."""
-    if _SHORT_KEY.fullmatch(value) is None:
-        return False
-    letters = sum(c.isalpha() for c in value)
-    return letters >= 3 and len(value) - letters >= 3 and not _made_of_words(value)
-
-
-_SHORT_KEY = re.compile(r"[A-Za-z0-9]{10,15}")
-# A run of consonants no word has (y counts as a vowel): random letters have them often.
-_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
-
-
-def _made_of_words(value: str) -> bool:
-    """``made_of_words``, and pronounceable: a run of five consonants is no word."""
-    return made_of_words(value) and _CONSONANTS.search(value) is None
 
 
 def _in_call(text: str, end: int, value: str) -> bool:
@@ -565,7 +516,7 @@ def _judge(
     if head == value:
         glued = text[end - len(value) - 1 : end - len(value)] in ("=", ":")
         called = ("(" in value or "[" in value) and is_expression(value, name=name, rest=rest)
-        if _ENV_NAME.fullmatch(name) is not None and sep in ("=", ":") and glued and not called:
+        if ENV_NAME.fullmatch(name) is not None and sep in ("=", ":") and glued and not called:
             # An environment variable or YAML key in capitals holds a literal: only a
             # placeholder or a keyword refers to something (SUMO_TOKEN=supRsUZaniwltn).
             literal = is_expression(value, quoted=True) or value.lower().strip(",;") in _LITERALS

@@ -41,15 +41,13 @@ from wayline.redaction.redact_rules import (
 )
 from wayline.redaction.secret_names import (
     is_expression,
-    made_of_words,
     name_is_sensitive,
     split_key,
 )
+from wayline.redaction.value_shapes import pronounceable
 
 __all__ = ["password_rules"]
 
-# A run of five consonants is no word (y counts as a vowel): random letters have them often.
-_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
 _SYMBOL = re.compile(r"[0-9!@#$%^&*+=?~]")
 _LETTER = re.compile(r"[A-Za-z]")
 
@@ -66,11 +64,7 @@ def password_like(value: str) -> bool:
     if _SYMBOL.search(value) is not None:
         return True
     mixed = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-    return (
-        len(value) >= 8
-        and mixed
-        and (not made_of_words(value) or _CONSONANTS.search(value) is not None)
-    )
+    return len(value) >= 8 and mixed and not pronounceable(value)
 
 
 # ------------------------------------------------------------------ short names as keys
