@@ -298,6 +298,12 @@ def _redact_compounds(text: str, replacement: str) -> str:
     return "".join(out)
 
 
+def _padded(run: int, core: int) -> bool:
+    """Whether a run of ``run`` characters whose first ``core`` precede ``=`` padding ends as
+    base64 does (no path ends so)."""
+    return run != core
+
+
 def _redact_runs(text: str, replacement: str) -> str:
     urls: list[tuple[int, int]] | None = None
     out: list[str] = []
@@ -333,9 +339,10 @@ def _redact_runs(text: str, replacement: str) -> str:
                 out.append(replacement)
                 pos = start + b
             named = named_by_service(text, start, core)  # "<service> <hex key>"
-            if pieces or (
-                not named and (_kept(text, start, core) or not looks_random(core.strip("-_")))
-            ):
+            judged = core.strip("-_")
+            if "/" in judged and _padded(end - start, len(core)):
+                judged = judged.replace("/", "+")  # padded base64 is no path, its "/" no separator
+            if pieces or (not named and (_kept(text, start, core) or not looks_random(judged))):
                 continue
             if urls is None:
                 urls = [m.span() for m in _URL.finditer(text)]

@@ -58,6 +58,10 @@ _SECRET_WORDS = frozenset(
         "salasana",
         "motdepasse",
         "pword",
+        # the abbreviations CredSweeper's password keyword lists (pswr?, p(s|ss|as)?w(o?r)?d)
+        "psw",
+        "pswd",
+        "pswrd",
     }
 )
 # The same words written in their own alphabets, found in the lowercase key as it is.
@@ -198,8 +202,8 @@ _PASS_STEPS = frozenset(
 )
 # Substrings present in (the lowercase form of) every name `name_is_sensitive` accepts.
 KEY_TRIGGERS = (
-    "pass", "pwd", "secret", "key", "credential", "cookie", "bearer", "token", "auth", "login",
-    "pat", "kennwort", "passwort", "wachtwoord", "contrase", "senha", "haslo", "losenord",
+    "pass", "pwd", "psw", "secret", "key", "credential", "cookie", "bearer", "token", "auth",
+    "login", "pat", "kennwort", "passwort", "wachtwoord", "contrase", "senha", "haslo", "losenord",
     "salasana", *_FOREIGN_NAMES,
 )  # fmt: skip
 

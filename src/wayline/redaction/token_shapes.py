@@ -12,6 +12,9 @@ __all__ = ["SHAPE_TRIGGERS", "TOKEN_SHAPES"]
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])"
 
+# LaunchDarkly keys: a UUID's layout (8-4-4-4-12), in lower-case alphanumerics.
+_LD_KEY = r"[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}(?![0-9A-Za-z\-])"
+
 # Token shapes replace the whole token: (name, literal prefix, rest). The prefix, lowercased,
 # is the trigger.
 TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
@@ -83,14 +86,15 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
     ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
     ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
-    ("pulumi_token", "pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"),
+    # Pulumi access tokens: "pul-" and 40 lower-case alphanumerics (hex in practice).
+    ("pulumi_token", "pul-", r"[a-z0-9]{40}(?![A-Za-z0-9])"),
     ("appsync_key", "da2-", r"[a-z0-9]{26}(?![A-Za-z0-9])"),
     ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP|BR)-[A-Za-z0-9]{19,42}(?![A-Za-z0-9])"),
     ("typeform_token", "tfp_", r"[A-Za-z0-9_\-.]{40,80}"),
     ("buildkite_token", "bkua_", r"[A-Za-z0-9]{40}(?![A-Za-z0-9])"),
     ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
     ("rootly_token", "rootly_", r"[a-f0-9]{64}(?![A-Za-z0-9])"),
-    ("scrapfly_key", "scp-", r"(?:live|test)-[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("scrapfly_key", "scp-", r"(?:live|test)-[a-z0-9]{32}(?![A-Za-z0-9])"),
     ("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("easypost_key", "EZ", r"[AT]K[A-Za-z0-9]{40,60}(?![A-Za-z0-9])"),
     ("nightfall_key", "NF-", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
@@ -118,12 +122,15 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     # (like AWS's AKIA): replaced too.
     ("tencent_secret_id", "AKID", r"[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
     ("scaleway_access_key", "SCW", r"[A-Z0-9]{17}(?![A-Za-z0-9])"),
+    # Cloudflare's self-identifying tokens (2025): user and account API tokens (cfut_, cfat_)
+    # and global API keys (cfk_): 40 alphanumerics and an 8-hex checksum.
+    ("cloudflare_api_token", "cf", r"(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8}(?![A-Za-z0-9])"),
     ("cloudflare_origin_ca_key", "v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}(?![A-Za-z0-9])"),
     # LaunchDarkly: REST API access tokens, server-side SDK keys and mobile keys, each a
-    # UUID after its kind.
-    ("launchdarkly_api_token", "api-", _UUID),
-    ("launchdarkly_sdk_key", "sdk-", _UUID),
-    ("launchdarkly_mobile_key", "mob-", _UUID),
+    # UUID's layout after its kind.
+    ("launchdarkly_api_token", "api-", _LD_KEY),
+    ("launchdarkly_sdk_key", "sdk-", _LD_KEY),
+    ("launchdarkly_mobile_key", "mob-", _LD_KEY),
     # Atlassian: Bitbucket app passwords, Bitbucket Data Center HTTP access tokens, access
     # tokens of repositories, projects and workspaces.
     ("bitbucket_app_password", "ATBB", r"[A-Za-z0-9_=.\-]{24,}(?![\w=.\-])"),
@@ -203,4 +210,5 @@ SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
     "brevo_key": ("xkeysib-", "xsmtpsib-"),
     "newrelic_key": ("nrak-", "nraa-", "nrii-", "nrjs-", "nrra-", "nriq-", "nrsp-", "nrbr-"),
     "easypost_key": ("ezak", "eztk"),
+    "cloudflare_api_token": ("cfut_", "cfat_", "cfk_"),
 }

@@ -233,34 +233,52 @@ def _dash_pairs(text: str) -> str:
 # --------------------------------------------------- a VCS or cloud vendor's bare value
 
 # Vendors of the zero-leak families whose tokens carry no prefix, with their documented
-# formats: GitHub OAuth app secrets and legacy tokens, Gitter and legacy Sourcegraph tokens
-# (40 hex), legacy GitLab personal tokens (20 characters), Cloudflare's global API key (37
-# hex) and API tokens (40), Heroku and Scaleway keys (UUIDs), Vultr API keys (36 upper case
-# and digits), Azure's 32-hex keys (AI services, API Management subscriptions, search),
-# Netlify (43), Vercel (24), IBM Cloud (44), Alibaba Cloud secrets (30), DigitalOcean and
-# Linode (64 hex) tokens from before their prefixes, AlienVault OTX keys (64 hex). The
-# vendor's name alone, then ":" "=" "," or a blank, then one value or two (an id and its
-# secret: the values of that shape are replaced).
+# formats (and the alphabets and lengths the scanners' rules give them): GitHub OAuth app
+# secrets and legacy tokens, legacy Sourcegraph tokens (40 hex), Gitter tokens (40 lower-case
+# alphanumerics and "-"), legacy GitLab personal tokens (20 to 22 characters), Cloudflare's
+# global API key (37 to 45 hex) and API tokens (40), Heroku keys (UUIDs), Scaleway secret
+# keys (a UUID's layout), Vultr API keys (36 upper case and digits), Azure's keys (32 hex:
+# AI services, API Management subscriptions; 32 or 52 alphanumerics: subscription and
+# search keys; 52 lower-case alphanumerics: legacy DevOps personal access tokens; 40 to 56
+# URL-safe characters: function keys), Netlify (43 to 45), Vercel (24), IBM Cloud (44),
+# Alibaba Cloud secrets (30; "aliyun" is its Chinese name), DigitalOcean and Linode (64 hex)
+# tokens from before their prefixes, AlienVault OTX keys (64 lower-case alphanumerics),
+# Scrapfly keys (32 lower-case alphanumerics). The vendor's name alone or with a credential
+# label (``gitlab token``, ``AZURE_KEY``, ``scalewaySecret``), then ":" "=" "," or a blank,
+# then one value or two (an id and its secret: the values of that shape are replaced).
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID_LAYOUT = r"[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"
+_MIXED = r"(?=[A-Za-z_\-]*[0-9])(?=[0-9_\-]*[A-Za-z])"  # a digit and a letter
+_RANDOM = r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=[^0-9]*[0-9])"  # the three classes
 _VENDOR_SHAPES = {
     "github": re.compile(r"[0-9a-f]{40}"),
-    "gitter": re.compile(r"[0-9a-f]{40}"),
-    "sourcegraph": re.compile(r"[0-9a-f]{40}"),
-    "gitlab": re.compile(r"(?=[A-Za-z_\-]*[0-9])(?=[0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20}"),
-    "cloudflare": re.compile(r"[0-9a-f]{37}|(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{40}"),
+    "gitter": re.compile(_MIXED + r"[0-9a-z\-]{40}"),
+    "sourcegraph": re.compile(r"[0-9a-f]{40}|[0-9A-F]{40}"),
+    "gitlab": re.compile(_MIXED + r"[A-Za-z0-9][A-Za-z0-9_\-]{19,21}"),
+    "cloudflare": re.compile(r"[0-9a-f]{37,45}|" + _MIXED + r"[A-Za-z0-9_\-]{40}"),
     "heroku": re.compile(_UUID),
-    "scaleway": re.compile(_UUID),
+    "scaleway": re.compile(_MIXED + _UUID_LAYOUT),
     "vultr": re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{36}"),
-    "azure": re.compile(r"[0-9a-f]{32}|[0-9A-F]{32}"),
-    "netlify": re.compile(r"(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{43}"),
+    "azure": re.compile(
+        r"[0-9a-f]{32}|[0-9A-F]{32}|" + _RANDOM + r"(?:[A-Za-z0-9]{32}|[A-Za-z0-9]{52})|"
+        r"(?=[a-z]*[0-9])(?=[0-9]*[a-z])[0-9a-z]{52}|" + _RANDOM + r"[A-Za-z0-9_\-]{40,56}"
+    ),
+    "netlify": re.compile(r"(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{43,45}"),
     "vercel": re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{24}"),
     "ibm": re.compile(r"(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{44}"),
     "alibaba": re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{30}"),
+    "aliyun": re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{30}"),
     "digitalocean": re.compile(r"[0-9a-f]{64}"),
     "linode": re.compile(r"[0-9a-f]{64}"),
-    "alienvault": re.compile(r"[0-9a-f]{64}"),
-    "otx": re.compile(r"[0-9a-f]{64}"),
+    "alienvault": re.compile(r"(?=[a-z]*[0-9])[0-9a-z]{64}"),
+    "otx": re.compile(r"(?=[a-z]*[0-9])[0-9a-z]{64}"),
+    "scrapfly": re.compile(r"(?=[a-z]*[0-9])(?=[0-9]*[a-z])[0-9a-z]{32}"),
 }
+# A credential label after the vendor's name ("gitlab token", "AZURE_KEY", "herokuApiKey").
+_VENDOR_LABEL = (
+    r"(?:[ \t_.\-]?(?i:api|access|secret|private|personal|auth|global|account|admin|user)?"
+    r"[ \t_.\-]?(?i:key|token|secret|pat|password|passwd|pwd))?"
+)
 _VENDOR_VALUE = (
     r"(?:[ \t]*[:=,][ \t]*|[ \t]+)\\*(?P<q{n}>[\"']?)"
     r"(?P<v{n}>(?!<redacted>)[A-Za-z0-9_\-]{{20,64}})\\*(?P=q{n})(?![A-Za-z0-9_\-.@/])"
@@ -269,7 +287,12 @@ _VENDOR_VALUE = (
 # matched after each name.
 _VENDOR_WORD = re.compile("|".join(_VENDOR_SHAPES))
 _VENDOR_TAIL = re.compile(
-    r"\\*[\"']?" + _VENDOR_VALUE.format(n=1) + r"(?:" + _VENDOR_VALUE.format(n=2) + r")?"
+    _VENDOR_LABEL
+    + r"\\*[\"']?"
+    + _VENDOR_VALUE.format(n=1)
+    + r"(?:"
+    + _VENDOR_VALUE.format(n=2)
+    + r")?"
 )
 _GLUED_BEFORE = re.compile(r"[\w.\-/@]")  # a vendor's name is a word of its own
 
@@ -283,15 +306,13 @@ def _vendor_values(text: str) -> str:
     for word in _VENDOR_WORD.finditer(lower):
         if word.start() and _GLUED_BEFORE.match(text, word.start() - 1) is not None:
             continue
-        m = _VENDOR_TAIL.match(text, word.end())
-        if m is None:
-            continue
         shape = _VENDOR_SHAPES[word.group()]
-        for group in ("v1", "v2"):
-            value = m.group(group)
-            if value is None or shape.fullmatch(value) is None:
-                continue
-            start, end = m.span(group)
+        m = _VENDOR_TAIL.match(text, word.end())
+        spans = [] if m is None else [m.span(g) for g in ("v1", "v2") if m.group(g) is not None]
+        found = [(a, b) for a, b in spans if shape.fullmatch(text, a, b) is not None]
+        if not found:
+            found = _near_values(text, word.end(), shape)
+        for start, end in found:
             if start < pos:
                 continue
             out.append(text[pos:start])
@@ -301,6 +322,53 @@ def _vendor_values(text: str) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+# The vendor named, then its value a little later: on the same line after other words
+# (``cloudflare API, using token=…``) or on the next line (``# gitlab``, then ``value = …``),
+# as logs and configs write them. The value must have the vendor's format and stand as a
+# value: after ":" "=" ":=" "=>" or as a quoted string, not inside a URL or a path; the label
+# before it must name no digest, id or version (``commit``, ``sha``, ``revision``).
+_NEAR = 120  # characters after the vendor's name, to the end of the next line at most
+_NEAR_VALUE = re.compile(
+    r"(?<![A-Za-z0-9_\-.@/+$%&?#])(?P<v>[A-Za-z0-9][A-Za-z0-9_\-]{19,63})(?![A-Za-z0-9_\-.@/+])"
+)
+_NEAR_BEFORE = re.compile(
+    r"(?:(?P<label>[A-Za-z][A-Za-z0-9]*)[_\-]?[0-9]?\\*[\"']?[ \t]*(?::=|=>|[:=])[ \t]*\\*[\"']?"
+    r"|\\*[\"'(\[,][ \t]*\\*[\"']|\\*[\"'])\Z"
+)
+_NOT_NEAR = re.compile(
+    r"(?:id|ids|uuid|guid|uid|sha[0-9]*|md5|hash|digest|checksum|sum|etag|commit|revision|rev"
+    r"|ref|tree|parent|object|blob|version|nonce|salt|fingerprint|thumbprint|boundary|serial"
+    r"|integrity|urn|request|trace|span|build|run|job|tag|image|layer|manifest|node|tx|txid"
+    r"|name|slug|path|file|url|uri|host|user|username|email|org|owner|repo|project|branch)",
+    re.IGNORECASE,
+)
+_CAMEL_TAIL = re.compile(r"[A-Z]?[a-z0-9]+\Z|[A-Z0-9]+\Z")
+
+
+def _near_values(text: str, start: int, shape: re.Pattern[str]) -> list[tuple[int, int]]:
+    line = text.find("\n", start, start + _NEAR)
+    if line >= 0:
+        nxt = text.find("\n", line + 1, start + _NEAR)
+        stop = nxt if nxt >= 0 else min(len(text), start + _NEAR)
+    else:
+        stop = min(len(text), start + _NEAR)
+    found: list[tuple[int, int]] = []
+    for m in _NEAR_VALUE.finditer(text, start, stop):
+        if shape.fullmatch(m.group("v")) is None:
+            continue
+        before = _NEAR_BEFORE.search(text, max(start, m.start() - 48), m.start())
+        if before is None:
+            continue
+        label = before.group("label")
+        if label is not None:
+            tail = _CAMEL_TAIL.search(label)
+            last = label if tail is None else tail.group()
+            if _NOT_NEAR.fullmatch(last) is not None:
+                continue
+        found.append(m.span("v"))
+    return found
 
 
 # --------------------------------------------------- any service's name before a hex key
@@ -371,20 +439,92 @@ def named_by_service(text: str, start: int, core: str) -> bool:
 
 # Before Vault 1.10 service tokens were "s." and 24 base62 characters, batch tokens "b." and
 # more; "s." ends many words, so they count only in a text that names Vault, and only with
-# the three classes of a random string.
+# the classes of a random string.
+# The scanners' rules give the body 18 to 40 characters of base62, "_" and "-": a digit and
+# a letter, or both cases over 24 characters (random letters), tell it from a word.
 _VAULT_LEGACY = (
-    r"(?<![\w.$/\-])[sb]\.(?P<secret>(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])"
-    r"(?=[A-Za-z0-9]*[a-z])[A-Za-z0-9]{24,})(?![\w.\-])"
+    r"(?<![\w.$/\-])[sb]\.(?P<secret>(?:(?=[\w\-]*[0-9])(?=[\w\-]*[A-Za-z])[\w\-]{18,128}"
+    r"|(?=[\w\-]*[A-Z])(?=[\w\-]*[a-z])[\w\-]{24,128}))(?![\w.\-])"
 )
 
 
 # HashiCorp Vault AppRole logins pair a role_id with a secret_id, both UUIDs; the secret_id
 # is the credential. (An AWS Secrets Manager "SecretId" is a name or an ARN, not a UUID.)
 _SECRET_ID = (
-    r"(?i:secret[_\-]?id)(?:\\*[\"'])?[ \t]*(?:[:=]|=>)[ \t]*(?:\\*[\"'])?"
+    r"(?i:secret[_\-]?id)(?:\\*[\"'])?(?:[ \t]*(?:[:=]|=>)[ \t]*|[ \t]+)(?:\\*[\"'])?"
     r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
     r"(?![0-9A-Za-z])"
 )
+
+
+# ------------------------------------------------------------- Azure shared access signatures
+
+# A SAS token is the whole query string that grants access (Microsoft's "Create SAS tokens"):
+# the signed version ``sv``, the permissions, resource and times, and the signature ``sig``
+# computed over them. ``sig`` alone was replaced by the query rules; the token is replaced
+# whole when the pairs around ``sig`` are SAS parameters and include ``sv``. Found from each
+# ``sig=`` (a literal), the pairs walked with ``rfind`` and one regex: linear.
+_SAS_NAMES = frozenset(
+    {"sv", "ss", "srt", "sp", "se", "st", "spr", "sr", "sip", "si", "sdd", "ses", "sig",
+     "skoid", "sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "rscc", "rscd",
+     "rsce", "rscl", "rsct", "api-version"}
+)  # fmt: skip
+_SAS_PAIR = re.compile(r"(?P<name>[a-z][a-z\-]{1,10})=[^&?\s\"'<>#\\]*")
+_SAS_SIG = re.compile(r"[?&]sig=")
+_SAS_VALUE = re.compile(r"[^&?\s\"'#\\]+")
+_SAS_PAIRS = 24  # pairs walked left of sig=, at most
+_SAS_OPENERS = "&?\"' \t\n(,"  # what stands before a pair
+
+
+def _sas_span(text: str, at: int) -> tuple[int, int] | None:
+    names: set[str] = set()
+    begin = at + 1
+    pos = at
+    for _ in range(_SAS_PAIRS):
+        if pos < 0 or text[pos] != "&":
+            break  # "?", a quote or a blank (or the text's start) opens the query
+        lo = max(0, pos - 256)
+        cut = max(text.rfind(c, lo, pos) for c in _SAS_OPENERS)
+        pair = _SAS_PAIR.fullmatch(text, cut + 1, pos)
+        if pair is None:  # "AZURE_SAS=sv=…": the first pair after a name's "="
+            eq = text.find("=", cut + 1, pos)
+            cut = eq if eq >= 0 and text.count("=", eq + 1, pos) else cut
+            pair = _SAS_PAIR.fullmatch(text, cut + 1, pos) if eq >= 0 else None
+        if pair is None or pair.group("name") not in _SAS_NAMES:
+            break
+        names.add(pair.group("name"))
+        begin, pos = cut + 1, cut
+        if cut < 0:
+            break
+    tail = _SAS_VALUE.match(text, at + 5)
+    if tail is None:
+        return None
+    end = tail.end()
+    for _ in range(_SAS_PAIRS):
+        pair = _SAS_PAIR.match(text, end + 1) if text.startswith("&", end) else None
+        if pair is None or pair.group("name") not in _SAS_NAMES:
+            break
+        names.add(pair.group("name"))
+        end = pair.end()
+    if "sv" not in names or not names & {"se", "sp", "sr", "ss", "st"}:
+        return None
+    return begin, end
+
+
+def _sas_tokens(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _SAS_SIG.finditer(text):
+        span = _sas_span(text, m.start())
+        if span is None or span[0] < pos:
+            continue
+        out.append(text[pos : span[0]])
+        out.append(REDACTED)
+        pos = span[1]
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def vendor_rules() -> list[SecretPattern]:
@@ -406,6 +546,7 @@ def vendor_rules() -> list[SecretPattern]:
             _dash_pairs,
         ),
         SecretPattern("vendor_bare_value", frozenset(_VENDOR_SHAPES), _vendor_values),
+        SecretPattern("azure_sas_token", frozenset({"sig="}), _sas_tokens),
         regex_rule("vault_legacy_token", vault, ("vault",)),
         regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
     ]

@@ -129,6 +129,22 @@ _SEQUENCE = re.compile(r"ABCDEFGHIJ|ZYXWVUTSRQ", re.IGNORECASE)
 _OAUTH_CLIENT_ID = re.compile(r"[0-9]+-[0-9A-Za-z_]{32}\.apps\.googleusercontent\.com")
 
 
+# The public half of a pair, named so in the text: an OAuth client's (application's) id is
+# "not a secret" (RFC 6749 section 2.2; GitLab's application id, beside its gloas- secret), and
+# a Vault AppRole's role_id is its identifier (the secret_id is the credential). The
+# scanners report the pair; the extraction may pick the id half as the more random one.
+_PUBLIC_ID_LABEL = re.compile(
+    r"(?i)(?<![a-z])(?:application|app|client|role)[ _.\-]?id\\*[\"']?[ \t]*(?::=|=>|[:=])?"
+    r"[ \t]*\\*[\"'`]?\Z"
+)
+
+
+def _named_public_id(case: measure.Case) -> bool:
+    assert case.secret is not None
+    at = case.text.find(case.secret)
+    return at >= 0 and _PUBLIC_ID_LABEL.search(case.text, max(0, at - 40), at) is not None
+
+
 def excluded(case: measure.Case) -> str | None:
     """Why a held-out true positive does not count (None: it counts)."""
     rule = f"{case.rule} {case.source}".lower()
@@ -138,7 +154,7 @@ def excluded(case: measure.Case) -> str | None:
         return "an identifier or public value"
     assert case.secret is not None
     secret = case.secret.strip().strip("\"'")
-    if _OAUTH_CLIENT_ID.fullmatch(secret) is not None:
+    if _OAUTH_CLIENT_ID.fullmatch(secret) is not None or _named_public_id(case):
         return "an identifier or public value"
     if _EXPRESSION.fullmatch(secret) is not None:
         return "a variable or template expression"
