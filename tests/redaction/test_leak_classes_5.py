@@ -152,3 +152,133 @@ def test_password_abbreviation_psw() -> None:
     for form in ('psw = "{v}"', "PSW={v} ./run.sh", '"pswd": "{v}"', "<psw>{v}</psw>"):
         assert pw not in redact_text(form.format(v=pw)), form
     assert redact_text("PSW_FILE=/etc/app/psw.txt") == "PSW_FILE=/etc/app/psw.txt"
+
+
+# ------------------------------------------------------------ literals in expression forms
+
+
+def _password() -> str:
+    return _rand(5) + _RNG.choice("!#%*") + _rand(7)
+
+
+def test_literal_through_a_conversion_or_container() -> None:
+    """A credential name's literal passed through a string or bytes conversion, a secret
+    wrapper or a one-element container is the value; a call on a variable stays."""
+    forms = (
+        'String password = new String("{v}");',
+        'char *password = strdup("{v}");',
+        'password := []byte("{v}")',
+        'let password = String::from("{v}");',
+        'password = SecretStr("{v}")',
+        "const password = Buffer.from('{v}');",
+        'let password = "{v}".to_string();',
+        "password = ['{v}']",
+        'pwd = new String("{v}");',
+    )
+    for form in forms:
+        pw = _password()
+        assert pw not in redact_text(form.format(v=pw)), form
+    kept = 'password = new String(chars)\nsecret = str(value)\npassword_field = String("pw_input")'
+    assert redact_text(kept) == kept
+
+
+def test_default_of_an_environment_lookup() -> None:
+    """The default literal of an environment or config lookup under a credential name; a
+    path default (a key file, a working directory) stays."""
+    forms = (
+        'db_password = os.environ.get("DB_PASSWORD", "{v}")',
+        'password = os.getenv("X") or "{v}"',
+        'const password = process.env.DB_PASS ?? "{v}";',
+        'password = ENV.fetch("DB_PASSWORD") {{ "{v}" }}',
+        'String password = System.getenv().getOrDefault("PW", "{v}");',
+    )
+    for form in forms:
+        pw = _password()
+        assert pw not in redact_text(form.format(v=pw)), form
+    kept = 'pwd = os.getenv("PWD", "/home/app")\npassword = os.environ.get("DB_PASSWORD")'
+    assert redact_text(kept) == kept
+
+
+def test_html_entity_quotes_and_percent_encoded_separator() -> None:
+    """``password=&quot;…&quot;`` (HTML-escaped quotes) and ``password%3D…`` (a form encoded
+    once more)."""
+    pw = _password()
+    assert pw not in redact_text(f'<x data-cfg="password=&quot;{pw}&quot;">')
+    pw = _rand(12)
+    assert (
+        redact_text(f"next=%2Flogin%3Fpassword%3D{pw}%26x")
+        != f"next=%2Flogin%3Fpassword%3D{pw}%26x"
+    )
+    assert redact_text("title=&quot;Forgot password&quot;") == "title=&quot;Forgot password&quot;"
+
+
+def test_typing_into_a_password_field() -> None:
+    """Browser automation typing a literal into a field its locator names a password
+    (Selenium, Playwright, Cypress); other fields, key names and stand-in words stay."""
+    forms = (
+        'driver.find_element(By.ID, "password").send_keys("{v}")',
+        'driver.findElement(By.name("passwd")).sendKeys("{v}");',
+        'page.fill("#password", "{v}")',
+        'await page.locator("input[name=password]").fill("{v}");',
+        "cy.get('#password').type('{v}')",
+        'passwordField.sendKeys("{v}");',
+    )
+    for form in forms:
+        pw = _password()
+        assert pw not in redact_text(form.format(v=pw)), form
+    kept = (
+        'page.fill("#username", "alice2024")\n'
+        "cy.get('#password').type('{enter}')\n"
+        'page.get_by_label("Password").fill("secret")'
+    )
+    assert redact_text(kept) == kept
+
+
+def test_libcurl_credential_options() -> None:
+    """libcurl's credential options (C, PHP, pycurl): the password, the bearer token, the
+    key's passphrase; in ``USERPWD`` the part after the user."""
+    pw = _password()
+    assert pw not in redact_text(f'curl_easy_setopt(curl, CURLOPT_PASSWORD, "{pw}");')
+    out = redact_text(f'curl_setopt($ch, CURLOPT_USERPWD, "admin:{pw}");')
+    assert out == 'curl_setopt($ch, CURLOPT_USERPWD, "admin:<redacted>");'
+    assert pw not in redact_text(f"c.setopt(pycurl.USERPWD, 'bob:{pw}')")
+    assert pw not in redact_text(f'curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, "{pw}");')
+    kept = 'curl_easy_setopt(curl, CURLOPT_URL, "https://example.com/login");'
+    assert redact_text(kept) == kept
+
+
+def test_jwk_private_members() -> None:
+    """A JSON Web Key's private members (RFC 7518: d, p, q, dp, dq, qi; k of an oct key);
+    its public members and code that builds a key stay."""
+    d = _rand(86, _B62 + "_-")
+    n = _rand(120, _B62 + "_-")
+    out = redact_text(f'{{"kty":"RSA","n":"{n}","e":"AQAB","d":"{d}"}}')
+    assert d not in out
+    k = _rand(22, _B62 + "_-")  # a 128-bit key: under the bare-token pass's 24 characters
+    assert k not in redact_text(f"{{'kty': 'oct', 'k': '{k}'}}")
+    code = '{"kty": "RSA", "d": to_base64url_uint(numbers.d).decode()}'
+    assert redact_text(code) == code
+
+
+def test_mailgun_key_layouts() -> None:
+    """Mailgun's private keys: ``key-`` and 32 lower-case alphanumerics, and the newer
+    32-8-8 hex layout, bare."""
+    old = "key-" + _rand(32, _LOWER36)
+    assert old[4:] not in redact_text(f"MAILGUN = '{old}'")
+    new = "-".join((_rand(32, _HEX), _rand(8, _HEX), _rand(8, _HEX)))
+    assert redact_text(f"mg {new}") == "mg <redacted>"
+    uuid = _uuid_layout()
+    assert redact_text(f"id {uuid}") == f"id {uuid}"
+
+
+def test_totp_seeds() -> None:
+    """A TOTP seed (base32 of 10 or 20 bytes) after a one-time-password word, and a bare one
+    of 20 bytes; an upper-case name stays."""
+    b32 = string.ascii_uppercase + "234567"
+    seed = "".join(_RNG.choice(b32) for _ in range(13)) + "K2Q"
+    assert seed not in redact_text(f"mfa: {seed}")
+    assert seed not in redact_text(f"pyotp.TOTP('{seed}').now()")
+    long_seed = "".join(_RNG.choice(b32) for _ in range(28)) + "2K7Q"
+    assert long_seed not in redact_text(f"seed {long_seed}")
+    name = "HTTPPROXYAUTHORIZATIONHEADERNAME"
+    assert redact_text(name) == name

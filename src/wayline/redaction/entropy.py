@@ -62,6 +62,9 @@ _ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf]")
 # base32 (RFC 4648, upper case) to 58 characters. It is upper case and digits only, which the
 # random profile (it wants lower case) does not take.
 _NKEY_SEED = re.compile(r"S[UAONCX][A-Z2-7]{56}")
+# Mailgun's API keys since 2021: 32 hex, "-", 8 hex, "-", 8 hex (no UUID or digest is written
+# so); hex, which the random profile keeps as a digest.
+_MAILGUN_KEY = re.compile(r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
 
 
 # Each token character's class: digit, upper case, lower case, other ("+/_-").
@@ -92,6 +95,8 @@ def _looks_random(core: str) -> bool:
     if core.count("/") >= max(4, n // 24):
         return False  # a path, not base64 with a slash in every 64 characters or so
     classes = core.translate(_CLASSES)
+    if "2" not in classes and n == 32 and _BASE32_SEED.fullmatch(core) is not None:
+        return _random_base32(core, classes)
     if "0" not in classes or "2" not in classes:
         return False
     if "1" not in classes:
@@ -114,6 +119,19 @@ def _looks_random(core: str) -> bool:
     if n < _LONG_RUN or alphabet < 20 or min(classes.count(c) for c in "012") < n // 10:
         return False
     return entropy >= _SMALL_ALPHABET * math.log2(alphabet)
+
+
+# A TOTP/HOTP seed (RFC 6238 over RFC 4226): RFC 4648 base32 of 20 bytes, 32 characters of
+# upper case and 2-7. Upper-case names have words; hex has 0, 1, 8 and 9.
+_BASE32_SEED = re.compile(r"[A-Z2-7]{32}")
+
+
+def _random_base32(core: str, classes: str) -> bool:
+    digits = classes.count("0")
+    if not 3 <= digits <= 16 or len(set(core)) < 16:
+        return False
+    switches = sum(1 for _ in groupby(classes)) - 1
+    return switches >= 0.2 * (len(core) - 1)
 
 
 _LONG_RUN = 64
@@ -332,7 +350,11 @@ def _redact_runs(text: str, replacement: str) -> str:
         core = text[start:end].rstrip("=")
         # a key verified by its grammar (an nkey seed; an Atlassian token, by decoding it) is
         # a secret wherever it stands, a URL's path included
-        if _NKEY_SEED.fullmatch(core) is None and not is_atlassian_dc_pat(core):
+        if (
+            _NKEY_SEED.fullmatch(core) is None
+            and _MAILGUN_KEY.fullmatch(core) is None
+            and not is_atlassian_dc_pat(core)
+        ):
             pieces = dc_pat_pieces(core) if len(core) > 44 and "/" in core else ()
             for a, b in pieces:  # "…/token/<Atlassian DC token>": the token of a path
                 out.append(text[pos : start + a])

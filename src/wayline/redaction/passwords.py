@@ -74,7 +74,7 @@ def password_like(value: str) -> bool:
 # leading lookbehind would stop the engine's fast scan for the literal).
 _SHORT_NAME = re.compile(
     r"(?i:passwd|pass|pwd|pw)(?P<q0>\\*[\"'])?[ \t]*(?:=>|:=|:|=)(?!=)[ \t]*"
-    r"(?:(?P<q>\\*[\"'])(?P<quoted>[^\"'\\\r\n]{1,256})(?P=q)"
+    r"(?:(?:[bBrRuUL@]|u8)?(?P<q>\\*[\"'])(?P<quoted>[^\"'\\\r\n]{1,256})(?P=q)"
     r"|(?P<bare>[^\s\"'`,;\\<>(){}\[\]]{1,128}))"
 )
 

@@ -61,7 +61,8 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("pypi_token", "pypi-", r"[A-Za-z0-9_\-]{50,}"),
     ("sendgrid_key", "SG.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
     ("twilio_api_key", "SK", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
-    ("mailgun_key", "key-", r"[0-9a-f]{32}(?![0-9a-zA-Z])"),
+    # Mailgun private API keys: "key-" and 32 lower-case alphanumerics (hex in newer ones).
+    ("mailgun_key", "key-", r"(?=[a-z]*[0-9])[0-9a-z]{32}(?![0-9a-zA-Z])"),
     ("digitalocean_token", "do", r"[por]_v1_[a-f0-9]{64}"),
     ("shopify_token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     ("databricks_token", "dapi", r"(?:[a-f0-9]{32}|[A-F0-9]{32})(?:-[0-9])?"),

@@ -529,6 +529,7 @@ def _sas_tokens(text: str) -> str:
 
 def vendor_rules() -> list[SecretPattern]:
     """The rules of this module, in the order they are applied."""
+    from wayline.redaction.literal_forms import literal_form_rules
     from wayline.redaction.redact_rules import regex_rule
 
     vault = re.compile(_VAULT_LEGACY)
@@ -549,6 +550,7 @@ def vendor_rules() -> list[SecretPattern]:
         SecretPattern("azure_sas_token", frozenset({"sig="}), _sas_tokens),
         regex_rule("vault_legacy_token", vault, ("vault",)),
         regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
+        *literal_form_rules(),
     ]
 
 

@@ -139,6 +139,12 @@ _PUBLIC_ID_LABEL = re.compile(
 )
 
 
+# A Salesforce organization id ("00D" and 12 or 15 alphanumerics, with no "!" and session
+# after it) names the org, as a tenant id names a directory; the "00D…!…" session and access
+# tokens count.
+_SALESFORCE_ORG_ID = re.compile(r"00D[0-9A-Za-z]{9,15}")
+
+
 def _named_public_id(case: measure.Case) -> bool:
     assert case.secret is not None
     at = case.text.find(case.secret)
@@ -154,7 +160,11 @@ def excluded(case: measure.Case) -> str | None:
         return "an identifier or public value"
     assert case.secret is not None
     secret = case.secret.strip().strip("\"'")
-    if _OAUTH_CLIENT_ID.fullmatch(secret) is not None or _named_public_id(case):
+    if (
+        _OAUTH_CLIENT_ID.fullmatch(secret) is not None
+        or _SALESFORCE_ORG_ID.fullmatch(secret) is not None
+        or _named_public_id(case)
+    ):
         return "an identifier or public value"
     if _EXPRESSION.fullmatch(secret) is not None:
         return "a variable or template expression"

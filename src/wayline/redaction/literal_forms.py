@@ -1,0 +1,350 @@
+"""Literals that code and configs hand to a credential in forms the assignment scan reads as
+expressions (issue 36, item 3, fifth round). Each form comes from a language's or a
+library's grammar, listed before any case was read:
+
+- **a literal through a conversion, a container or a default** after a credential name:
+  ``password = new String("…")``, ``strdup("…")``, ``[]byte("…")``, ``String::from("…")``,
+  ``SecretStr("…")``, ``Buffer.from('…')``, ``"…".to_string()``, ``['…']``; the default of an
+  environment or config lookup (``os.environ.get("X", "…")``, ``getenv("X") or "…"``,
+  ``process.env.X ?? "…"``, ``ENV.fetch("X") { "…" }``, ``getOrDefault("X", "…")``);
+- **a value quoted with HTML entities or after a percent-encoded separator**
+  (``password=&quot;…&quot;``, ``password%3D…``);
+- **typing into a password field** in browser automation (Selenium ``send_keys``/
+  ``sendKeys``, Playwright ``fill``/``type``/``press_sequentially``, Cypress ``type``), where
+  the locator or the receiver names a password field;
+- **libcurl's credential options** (``CURLOPT_PASSWORD``, ``CURLOPT_USERPWD`` "user:pw",
+  ``CURLOPT_XOAUTH2_BEARER``, ``CURLOPT_KEYPASSWD``, … and pycurl's names);
+- **JSON Web Keys' private members** (RFC 7517/7518: ``d``, ``p``, ``q``, ``dp``, ``dq``, ``qi``
+  of RSA and EC keys, ``k`` of symmetric keys) in a text that holds a ``kty``;
+- **TOTP/HOTP seeds**: RFC 4648 base32 of 10 or 20 bytes (16 or 32 characters) after a
+  one-time-password word (``otp``, ``totp``, ``2fa``, ``mfa``, ``authenticator``).
+
+Every rule is a literal-led regex or a bounded look around a literal: linear in the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from wayline.redaction.redact_rules import REDACTED, SecretPattern, ci_word_start
+from wayline.redaction.secret_names import (
+    is_expression,
+    made_of_words,
+    name_is_sensitive,
+    split_key,
+)
+from wayline.redaction.value_shapes import credential_like, pronounceable
+
+__all__ = ["literal_form_rules"]
+
+_LIT = r"(?P<q>\\*[\"'`])(?P<secret>(?![$%{<])[^\"'`\\\r\n]{1,256})\\*(?P=q)"
+_ARG = r"(?:\\*[\"'][^\"'\\\r\n]{0,128}\\*[\"']|[A-Za-z_$][\w.$\[\]]{0,64})"
+
+# ------------------------------------------------------------- the literal inside a form
+
+# The forms of a value expression that hold one literal, each led by a literal or by the
+# separator. (Conversions to a string or bytes type, or a secret wrapper; containers of one
+# element; defaults of lookups.)
+_CONVERSIONS = (
+    r"(?:new[ \t]+)?(?:String|StringBuilder|SecureString|string|str|bytes|bytearray|QString"
+    r"|QStringLiteral|CString|NSString|std::string|SecretStr|SecretBytes|SecretString|Secret"
+    r"|strdup|strndup|_strdup|g_strdup|wcsdup|_wcsdup|String::from|String\.valueOf"
+    r"|Buffer\.from|\[\]byte|_T|TEXT)"
+)
+_LOOKUP = (
+    r"[A-Za-z_$][\w.$]{0,64}(?:\(\))?\.(?:get|getenv|fetch|getOrDefault|getProperty|get_or"
+    r"|setdefault|GetEnvironmentVariable)"
+)
+_FORMS = re.compile(
+    r"(?::=|=>|=(?<![=!<>]=)|:)[ \t]*(?:"
+    # a conversion or wrapper of one literal (more arguments may follow: an encoding)
+    + _CONVERSIONS
+    + r"[ \t]*\([ \t]*"
+    + _LIT
+    + r"[ \t]*[,)]"
+    # a literal converted by a method: "…".to_string(), "…".getBytes()
+    + r"|"
+    + _LIT.replace("(?P<q>", "(?P<q2>").replace("(?P=q)", "(?P=q2)").replace("secret>", "s2>")
+    + r"\.(?:to_string|to_owned|into|getBytes|encode|toCharArray|as_bytes|freeze|b)\b"
+    # a container of one literal
+    + r"|[\[{(][ \t]*"
+    + _LIT.replace("(?P<q>", "(?P<q3>").replace("(?P=q)", "(?P=q3)").replace("secret>", "s3>")
+    + r"[ \t]*,?[ \t]*[\]})]"
+    # a lookup's default: X.get("NAME", "…"), os.getenv("NAME", "…"), ENV.fetch("NAME", "…")
+    + r"|(?:"
+    + _LOOKUP
+    + r"|getenv|os\.getenv)[ \t]*\([ \t]*"
+    + _ARG
+    + r"[ \t]*,[ \t]*"
+    + _LIT.replace("(?P<q>", "(?P<q4>").replace("(?P=q)", "(?P=q4)").replace("secret>", "s4>")
+    # a lookup, then "or", "||", "??" or a block with the literal
+    + r"|[A-Za-z_$][\w.$\[\]'\"]{0,96}(?:\([^()\r\n]{0,128}\))?"
+    + r"(?:[ \t]+or|[ \t]*\|\||[ \t]*\?\?|[ \t]*\{)[ \t]*"
+    + _LIT.replace("(?P<q>", "(?P<q5>").replace("(?P=q)", "(?P=q5)").replace("secret>", "s5>")
+    + r")"
+)
+_SECRET_GROUPS = ("secret", "s2", "s3", "s4", "s5")
+# The identifier before the separator, read backwards (a C pointer's "*" and a Go ", _" are
+# not part of it).
+_NAME_BACK = re.compile(r"[ \t]*\\*[\"'`]?[ \t]*([\w$]+)")
+
+
+def _name_before(text: str, at: int) -> str:
+    window = text[max(0, at - 96) : at][::-1]
+    m = _NAME_BACK.match(window)
+    return "" if m is None else m.group(1)[::-1]
+
+
+def _literal_value(value: str, name: str) -> bool:
+    """A literal that is a credential's value: not a placeholder, not a word or a sentence."""
+    if len(value) < 4 or " " in value.strip() or is_expression(value, quoted=True):
+        return False
+    if "/" in value or "\\" in value or value[0] in "~.":
+        return False  # a path (a PWD default, a key file's name)
+    if credential_like(value, name):
+        return True
+    letters = sum(c.isalpha() for c in value)
+    others = len(value) - letters
+    if len(value) >= 6 and letters >= 1 and others >= 1:
+        return True  # a letter and a digit or symbol
+    return len(value) >= 8 and value.lower() != value and not pronounceable(value)
+
+
+def _forms(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _FORMS.finditer(text):
+        group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
+        name = _name_before(text, m.start())
+        words = split_key(name)
+        if not words or words[-1] in _NOT_VALUE_WORDS:
+            continue
+        value = m.group(group)
+        short = words[-1] in _SHORT_NAMES  # pwd = new String("…"): a password, not a directory
+        if not (name_is_sensitive(words) or short) or not _literal_value(value, name):
+            continue
+        start, end = m.span(group)
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_SHORT_NAMES = frozenset({"pwd", "pw", "pass", "psw"})
+# Names of a credential's metadata, not its value (password_field, token_type, secret_name).
+_NOT_VALUE_WORDS = frozenset(
+    {"field", "type", "name", "label", "hint", "prompt", "policy", "length", "file", "path",
+     "env", "var", "header", "param", "url", "uri", "endpoint", "id", "kind", "format"}
+)  # fmt: skip
+
+
+# ------------------------------------------- HTML-entity quotes, a percent-encoded separator
+
+# password=&quot;…&quot; (an attribute's or a JSON's quotes escaped for HTML), and
+# password%3D… (a form or query encoded once more). The name before is checked in code.
+_ENTITY = re.compile(
+    r"(?:&quot;|&#34;|&#x22;)?[ \t]*(?:=|:)[ \t]*(?P<q>&quot;|&#34;|&#x22;|&apos;|&#39;)"
+    r"(?P<secret>(?:(?!&quot;|&#34;|&#x22;|&apos;|&#39;)[^\s<>&]){4,256})(?P=q)"
+)
+_ENCODED = re.compile(r"%3[dD](?P<secret>(?!%2[47])(?:(?!%26)[^\s&\"'<>;]){4,256})")
+
+
+def _entity_name(text: str, at: int) -> str:
+    window = text[max(0, at - 104) : at]
+    for quote in ("&quot;", "&#34;", "&#x22;"):
+        if window.endswith(quote):
+            window = window[: -len(quote)]
+    return _name_before(window, len(window))
+
+
+def _quoted_forms(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    matches = [*_ENTITY.finditer(text), *_ENCODED.finditer(text)]
+    for m in sorted(matches, key=lambda x: x.start()):
+        name = _entity_name(text, m.start())
+        if not name or not name_is_sensitive(split_key(name)):
+            continue
+        value = m.group("secret")
+        if value.startswith(REDACTED) or not _literal_value(value, name):
+            continue
+        start, end = m.span("secret")
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ------------------------------------------------------------- typing into a password field
+
+# Selenium, Playwright, Cypress, WebdriverIO: the value typed into a field whose locator or
+# receiver names a password. The method's literal argument is the password (the last one:
+# page.fill("#password", "…")).
+_TYPED = re.compile(
+    r"\.(?:send_keys|sendKeys|fill|type|press_sequentially|pressSequentially|setValue"
+    r"|set_value|input_text|setText)[ \t]*\((?P<args>[^()\r\n]{0,256}?)"
+    + _LIT
+    + r"[ \t]*(?:,[ \t]*\{[^{}\r\n]{0,128}\}[ \t]*)?\)"
+)
+_FIELD_WORD = re.compile(
+    r"(?i:password|passwd|passphrase|passwort|kennwort)|(?<![A-Za-z])(?i:pwd|pass|pw)(?![a-z])"
+)
+
+
+def _typed(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _TYPED.finditer(text):
+        line = text.rfind("\n", max(0, m.start() - 200), m.start())
+        locator = text[max(line + 1, m.start() - 200) : m.start()] + m.group("args")
+        if _FIELD_WORD.search(locator) is None:
+            continue
+        value = m.group("secret")
+        if len(value) < 4 or "{" in value or is_expression(value, quoted=True):
+            continue  # Cypress' "{enter}", a placeholder
+        if value.isalpha() and pronounceable(value):
+            continue  # "secret", "TestPassword": a documentation stand-in made of words
+        start, end = m.span("secret")
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# --------------------------------------------------------------------- libcurl's options
+
+_CURL_OPTION = re.compile(
+    r"(?:CURLOPT_|pycurl\.|\.)(?P<opt>PROXYUSERPWD|USERPWD|PROXYPASSWORD|PASSWORD|XOAUTH2_BEARER"
+    r"|SSLKEYPASSWD|SSLCERTPASSWD|KEYPASSWD|PROXY_KEYPASSWD|TLSAUTH_PASSWORD"
+    r"|PROXY_TLSAUTH_PASSWORD)[ \t]*,[ \t]*(?:L|u8)?" + _LIT
+)
+
+
+def _curl_options(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _CURL_OPTION.finditer(text):
+        start, end = m.span("secret")
+        if m.group("opt").endswith("USERPWD"):
+            colon = text.find(":", start, end)
+            if colon < 0:
+                continue
+            start = colon + 1  # "user:password": the user stays
+        if end - start < 1 or start < pos or is_expression(text[start:end], quoted=True):
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ------------------------------------------------------------------- JSON Web Keys
+
+# RFC 7518 section 6: the private members of RSA (d, p, q, dp, dq, qi) and EC (d) keys, and
+# the symmetric key of an "oct" key (k): base64url, in JSON, a dict or YAML.
+_JWK_MEMBER = re.compile(
+    r"(?:(?P<q0>\\*[\"'])(?:d|p|q|dp|dq|qi|k)(?P=q0)|(?<![\w\-])(?:d|p|q|dp|dq|qi|k))"
+    r"[ \t]*[:=][ \t]*(?P<q>\\*[\"']?)(?P<secret>[A-Za-z0-9_\-]{16,8000})(?P=q)(?![\w\-])"
+)
+
+
+def _jwk_value(value: str) -> bool:
+    """Random base64url (both cases and a digit), not a function's or a variable's name."""
+    return (
+        any(c.isdigit() for c in value)
+        and value.lower() != value
+        and value.upper() != value
+        and not made_of_words(value)
+    )
+
+
+def _jwk_members(text: str) -> str:
+    if "kty" not in text:
+        return text
+    return _JWK_MEMBER.sub(
+        lambda m: (
+            m.group(0)[: m.start("secret") - m.start()]
+            + REDACTED
+            + m.group(0)[m.end("secret") - m.start() :]
+            if _jwk_value(m.group("secret")) and not text.startswith(("(", "."), m.end())
+            else m.group(0)
+        ),
+        text,
+    )
+
+
+# ------------------------------------------------------------------------- TOTP seeds
+
+# An authenticator's seed (RFC 6238 over RFC 4226): RFC 4648 base32 of 10 or 20 bytes, after
+# a one-time-password word on the same line; the seed has a digit (2-7) and a letter.
+_OTP = re.compile(
+    ci_word_start(("totp", "hotp", "otp", "2fa", "mfa", "authenticator"))
+    + r"(?![a-z])[^\r\n]{0,40}?(?<![A-Za-z0-9])"
+    r"(?P<secret>(?=[A-Z]*[2-7])(?=[2-7]*[A-Z])(?:[A-Z2-7]{32}|[A-Z2-7]{16}))(?![A-Za-z0-9=])"
+)
+
+
+@functools.cache
+def literal_form_rules() -> tuple[SecretPattern, ...]:
+    """The rules of this module, in the order they are applied."""
+    return (
+        SecretPattern(
+            "credential_literal_form",
+            frozenset({"pass", "pwd", "psw", "secret", "token", "key", "credential", "auth"}),
+            _forms,
+        ),
+        SecretPattern(
+            "credential_quoted_form",
+            frozenset({"&quot;", "&#34;", "&#x22;", "&apos;", "&#39;", "%3d"}),
+            _quoted_forms,
+        ),
+        SecretPattern(
+            "password_field_typed",
+            frozenset(
+                {
+                    "send_keys",
+                    "sendkeys",
+                    ".fill",
+                    ".type",
+                    "sequentially",
+                    "setvalue",
+                    "set_value",
+                    "input_text",
+                    "settext",
+                }
+            ),
+            _typed,
+        ),
+        SecretPattern(
+            "curl_credential_option",
+            frozenset({"curlopt_", "setopt"}),
+            _curl_options,
+        ),
+        SecretPattern("jwk_private_member", frozenset({"kty"}), _jwk_members),
+        SecretPattern(
+            "otp_seed",
+            frozenset({"otp", "2fa", "mfa", "authenticator"}),
+            lambda text: _OTP.sub(
+                lambda m: m.group(0)[: m.start("secret") - m.start()] + REDACTED, text
+            ),
+        ),
+    )
