@@ -282,3 +282,59 @@ def test_totp_seeds() -> None:
     assert long_seed not in redact_text(f"seed {long_seed}")
     name = "HTTPPROXYAUTHORIZATIONHEADERNAME"
     assert redact_text(name) == name
+
+
+# ------------------------------------------------------------------- more vendor grammars
+
+
+def test_asana_personal_access_tokens() -> None:
+    """Asana's PATs: "1/<user gid>:" or "2/<user gid>/<app gid>:" before 32 hex; 32 hex after
+    another label stays a digest."""
+    old = f"1/{_rand(16, '0123456789')}:{_rand(32, _HEX)}"
+    new = f"2/{_rand(16, '0123456789')}/{_rand(16, '0123456789')}:{_rand(32, _HEX)}"
+    for token in (old, new):
+        assert token.rsplit(":", 1)[1] not in redact_text(f"asana token {token}")
+    digest = _rand(32, _HEX)
+    assert redact_text(f"md5: {digest}") == f"md5: {digest}"
+
+
+def test_webex_bot_tokens() -> None:
+    """A Webex bot token: 64 alphanumerics, "_", 4, "_", then a UUID's layout, whatever the
+    look of its 64 characters."""
+    head = "".join(_RNG.choice(string.ascii_lowercase) for _ in range(60)) + "9090"
+    token = f"{head}_{_rand(4)}_{_uuid_layout(_LOWER36)}"
+    assert redact_text(f'webexbot = "{token}"') == 'webexbot = "<redacted>"'
+
+
+def test_token_where_a_url_port_stands() -> None:
+    """A notification URL whose authority is "<id>:<token>" (Apprise's tgram://): a port is
+    digits, so a token there is a credential; ports and userinfo URLs keep their form."""
+    token = _rand(35, _B62 + "_-")
+    assert redact_text(f"tgram://{_rand(8, '0123456789')}:{token}/").count(token) == 0
+    for kept in (
+        "http://localhost:8080/x",
+        "redis://cache:6379/0",
+        "ssh://git@host.example:repo/x",
+    ):
+        assert redact_text(kept) == kept
+
+
+def test_value_printed_under_its_prompt() -> None:
+    """A tool's output that names the credential on a line of prose ending in ":" and prints
+    it alone on the next; a signature or a call before a decorator stays."""
+    pw = _rand(32, _HEX)
+    text = f"Please use the following password to proceed to installation:\n\n{pw}\n\nThen log in."
+    assert pw not in redact_text(text)
+    code = "def secrets(self) -> ClientSecrets:\n    @cached_property\n"
+    assert redact_text(code) == code
+
+
+def test_third_argument_password_apis() -> None:
+    """Credential APIs whose third positional argument is the password (DirectoryEntry,
+    ftplib's FTP, pymysql.connect), arguments on lines of their own too."""
+    pw = _password()
+    text = f'new DirectoryEntry("LDAP://corp.example",\n    "svc@corp.example",\n    "{pw}");'
+    assert pw not in redact_text(text)
+    assert pw not in redact_text(f'FTP("ftp.example.com", "bob", "{pw}")')
+    assert pw not in redact_text(f'pymysql.connect("db", "root", "{pw}", "app")')
+    assert pw not in redact_text(f'conn.simple_bind_s("cn=admin,dc=example", "{pw}")')

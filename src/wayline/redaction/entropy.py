@@ -65,6 +65,29 @@ _NKEY_SEED = re.compile(r"S[UAONCX][A-Z2-7]{56}")
 # Mailgun's API keys since 2021: 32 hex, "-", 8 hex, "-", 8 hex (no UUID or digest is written
 # so); hex, which the random profile keeps as a digest.
 _MAILGUN_KEY = re.compile(r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
+# A Webex bot's access token: 64 alphanumerics, "_", 4, "_", then a UUID's layout.
+_WEBEX_TOKEN = re.compile(
+    r"[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[A-Za-z0-9]{8}(?:-[A-Za-z0-9]{4}){3}-[A-Za-z0-9]{12}"
+)
+# An Asana personal access token: "1/<user gid>:" (or "2/<user gid>/<app gid>:") before 32
+# hex; the hex alone reads as a digest, so the head before the ":" tells it.
+_ASANA_HEAD = re.compile(r"(?<![\w/])[0-9]{1,2}/[0-9]{15,20}(?:/[0-9]{15,20})?:\Z")
+_ASANA_KEY = re.compile(r"[0-9a-f]{32}")
+
+
+def _by_grammar(text: str, start: int, core: str) -> bool:
+    """A key verified by its vendor's grammar: a secret wherever it stands (a URL's path
+    included), whatever its look (hex, upper case and digits)."""
+    n = len(core)
+    if n == 58 and _NKEY_SEED.fullmatch(core) is not None:
+        return True
+    if n == 50 and _MAILGUN_KEY.fullmatch(core) is not None:
+        return True
+    if n == 106 and _WEBEX_TOKEN.fullmatch(core) is not None:
+        return True
+    if n == 32 and start and text[start - 1] == ":" and _ASANA_KEY.fullmatch(core) is not None:
+        return _ASANA_HEAD.search(text, max(0, start - 48), start) is not None
+    return n == 44 and is_atlassian_dc_pat(core)
 
 
 # Each token character's class: digit, upper case, lower case, other ("+/_-").
@@ -348,13 +371,9 @@ def _redact_runs(text: str, replacement: str) -> str:
             if escape is not None:
                 start = escape.end()
         core = text[start:end].rstrip("=")
-        # a key verified by its grammar (an nkey seed; an Atlassian token, by decoding it) is
-        # a secret wherever it stands, a URL's path included
-        if (
-            _NKEY_SEED.fullmatch(core) is None
-            and _MAILGUN_KEY.fullmatch(core) is None
-            and not is_atlassian_dc_pat(core)
-        ):
+        # a key verified by its grammar (an nkey seed, a Mailgun, Webex or Asana key, an
+        # Atlassian token by decoding it) is a secret wherever it stands
+        if not _by_grammar(text, start, core):
             pieces = dc_pat_pieces(core) if len(core) > 44 and "/" in core else ()
             for a, b in pieces:  # "…/token/<Atlassian DC token>": the token of a path
                 out.append(text[pos : start + a])

@@ -27,7 +27,14 @@ from __future__ import annotations
 import functools
 import re
 
-from wayline.redaction.redact_rules import REDACTED, SecretPattern, ci_word_start
+from wayline.redaction.passwords import password_like
+from wayline.redaction.redact_rules import (
+    REDACTED,
+    SecretPattern,
+    after_lead,
+    ci_word_start,
+    lead_class,
+)
 from wayline.redaction.secret_names import (
     is_expression,
     made_of_words,
@@ -52,10 +59,23 @@ _CONVERSIONS = (
     r"|strdup|strndup|_strdup|g_strdup|wcsdup|_wcsdup|String::from|String\.valueOf"
     r"|Buffer\.from|\[\]byte|_T|TEXT)"
 )
-_LOOKUP = (
-    r"[A-Za-z_$][\w.$]{0,64}(?:\(\))?\.(?:get|getenv|fetch|getOrDefault|getProperty|get_or"
-    r"|setdefault|GetEnvironmentVariable)"
-)
+# A lookup whose second argument is a default (checked on the callee's last name in code).
+_LOOKUPS = frozenset(
+    {"get", "getenv", "fetch", "getOrDefault", "getProperty", "get_or", "setdefault",
+     "GetEnvironmentVariable"}
+)  # fmt: skip
+
+
+def _lit(n: str) -> str:
+    return (
+        _LIT.replace("(?P<q>", f"(?P<q{n}>")
+        .replace("(?P=q)", f"(?P=q{n})")
+        .replace("secret>", f"s{n}>")
+    )
+
+
+# The callee or the expression before a default is read possessively (no backtracking into
+# it): each separator costs one pass over what follows it.
 _FORMS = re.compile(
     r"(?::=|=>|=(?<![=!<>]=)|:)[ \t]*(?:"
     # a conversion or wrapper of one literal (more arguments may follow: an encoding)
@@ -65,24 +85,22 @@ _FORMS = re.compile(
     + r"[ \t]*[,)]"
     # a literal converted by a method: "…".to_string(), "…".getBytes()
     + r"|"
-    + _LIT.replace("(?P<q>", "(?P<q2>").replace("(?P=q)", "(?P=q2)").replace("secret>", "s2>")
+    + _lit("2")
     + r"\.(?:to_string|to_owned|into|getBytes|encode|toCharArray|as_bytes|freeze|b)\b"
     # a container of one literal
     + r"|[\[{(][ \t]*"
-    + _LIT.replace("(?P<q>", "(?P<q3>").replace("(?P=q)", "(?P=q3)").replace("secret>", "s3>")
+    + _lit("3")
     + r"[ \t]*,?[ \t]*[\]})]"
-    # a lookup's default: X.get("NAME", "…"), os.getenv("NAME", "…"), ENV.fetch("NAME", "…")
-    + r"|(?:"
-    + _LOOKUP
-    + r"|getenv|os\.getenv)[ \t]*\([ \t]*"
+    # a lookup's default: X.get("NAME", "…"), os.getenv("NAME", "…"), ENV.fetch("NAME", "…");
+    # or a lookup, then "or", "||", "??" or a block with the literal
+    + r"|(?P<callee>[A-Za-z_$][\w.$\[\]'\"]{0,96}+(?:\(\)[\w.$]{0,64}+)?)(?:"
+    + r"[ \t]*\([ \t]*"
     + _ARG
     + r"[ \t]*,[ \t]*"
-    + _LIT.replace("(?P<q>", "(?P<q4>").replace("(?P=q)", "(?P=q4)").replace("secret>", "s4>")
-    # a lookup, then "or", "||", "??" or a block with the literal
-    + r"|[A-Za-z_$][\w.$\[\]'\"]{0,96}(?:\([^()\r\n]{0,128}\))?"
-    + r"(?:[ \t]+or|[ \t]*\|\||[ \t]*\?\?|[ \t]*\{)[ \t]*"
-    + _LIT.replace("(?P<q>", "(?P<q5>").replace("(?P=q)", "(?P=q5)").replace("secret>", "s5>")
-    + r")"
+    + _lit("4")
+    + r"|(?:\([^()\r\n]{0,128}+\))?(?:[ \t]+or|[ \t]*\|\||[ \t]*\?\?|[ \t]*\{)[ \t]*"
+    + _lit("5")
+    + r"))"
 )
 _SECRET_GROUPS = ("secret", "s2", "s3", "s4", "s5")
 # The identifier before the separator, read backwards (a C pointer's "*" and a Go ", _" are
@@ -116,6 +134,8 @@ def _forms(text: str) -> str:
     pos = 0
     for m in _FORMS.finditer(text):
         group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
+        if group == "s4" and m.group("callee").rsplit(".", 1)[-1] not in _LOOKUPS:
+            continue  # f("NAME", "…") of any other function: not a default
         name = _name_before(text, m.start())
         words = split_key(name)
         if not words or words[-1] in _NOT_VALUE_WORDS:
@@ -203,6 +223,9 @@ _FIELD_WORD = re.compile(
 
 
 def _typed(text: str) -> str:
+    lower = text.lower()
+    if "pass" not in lower and "pw" not in lower:
+        return text  # no field is named a password ("pwd" holds "pw")
     out: list[str] = []
     pos = 0
     for m in _TYPED.finditer(text):
@@ -303,13 +326,76 @@ _OTP = re.compile(
 )
 
 
+_BASE32_RUN = re.compile(r"[A-Z2-7]{16}")
+
+
+def _otp_seeds(text: str) -> str:
+    if _BASE32_RUN.search(text) is None:
+        return text  # no seed's characters: the words alone cost no regex over the text
+    return _OTP.sub(lambda m: m.group(0)[: m.start("secret") - m.start()] + REDACTED, text)
+
+
+# ------------------------------------------------------------ a value under its prompt
+
+# A tool's output that names the credential on one line of prose, ending in ":", and prints
+# it alone on the next (after a blank line at most): "Please use the following password to
+# proceed to installation:", "Your API token:". The prompt holds no code punctuation (a
+# signature, a call, a regex), and the value must read as a password or a key.
+_PROMPT_WORDS = ("password", "passphrase", "passwort", "token", "secret", "api key")
+_PROMPTED = re.compile(
+    lead_class(_PROMPT_WORDS)
+    + "(?i:"
+    + after_lead(_PROMPT_WORDS)
+    + r")[^\r\n:()\[\]{}=<>\"'`]{0,80}:[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*"
+    r"(?P<secret>[A-Za-z0-9][A-Za-z0-9!#$%&*+,\-./;=?@^_|~]{7,127})[ \t]*(?=\r?\n|\Z)"
+)
+
+
+def _prompted(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _PROMPTED.finditer(text):
+        if m.start() and text[m.start() - 1].isalpha():
+            continue  # "ClientSecrets…:": the word inside a name, no prompt
+        value = m.group("secret")
+        if not (password_like(value) or credential_like(value)) or value.startswith(REDACTED):
+            continue
+        start, end = m.span("secret")
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 @functools.cache
 def literal_form_rules() -> tuple[SecretPattern, ...]:
     """The rules of this module, in the order they are applied."""
     return (
         SecretPattern(
             "credential_literal_form",
-            frozenset({"pass", "pwd", "psw", "secret", "token", "key", "credential", "auth"}),
+            # the credential words of names that hold a literal (a bare "key" names a table's
+            # key as often as a credential: its values are the vendor-key rules')
+            frozenset(
+                {
+                    "pass",
+                    "pwd",
+                    "psw",
+                    "secret",
+                    "token",
+                    "credential",
+                    "apikey",
+                    "api_key",
+                    "privatekey",
+                    "private_key",
+                    "accesskey",
+                    "access_key",
+                }
+            ),
             _forms,
         ),
         SecretPattern(
@@ -319,12 +405,13 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
         ),
         SecretPattern(
             "password_field_typed",
+            # no trigger led by "." (it would make every "." of code a candidate)
             frozenset(
                 {
                     "send_keys",
                     "sendkeys",
-                    ".fill",
-                    ".type",
+                    "fill(",
+                    "type(",
                     "sequentially",
                     "setvalue",
                     "set_value",
@@ -341,10 +428,13 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
         ),
         SecretPattern("jwk_private_member", frozenset({"kty"}), _jwk_members),
         SecretPattern(
+            "prompted_value",
+            frozenset({"password", "passphrase", "passwort", "token", "secret", "api key"}),
+            _prompted,
+        ),
+        SecretPattern(
             "otp_seed",
-            frozenset({"otp", "2fa", "mfa", "authenticator"}),
-            lambda text: _OTP.sub(
-                lambda m: m.group(0)[: m.start("secret") - m.start()] + REDACTED, text
-            ),
+            frozenset({"otp", "mfa", "authenticator"}),  # "2fa": every "2" would be a candidate
+            _otp_seeds,
         ),
     )

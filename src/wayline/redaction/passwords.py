@@ -317,10 +317,18 @@ _PASSWORD_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
      word_start(
          "PasswordAuthentication", "NetworkCredential", "UsernamePasswordCredentials",
          "UsernamePasswordAuthenticationToken", "PSCredential", "HTTPBasicAuth", "HTTPDigestAuth",
-         "HttpBasicAuth", "BasicAuth", ".login",
+         "HttpBasicAuth", "BasicAuth", ".login", ".simple_bind_s", ".simple_bind", ".bind_s",
+         ".ValidateCredentials",
      ) + r"[ \t]*\([ \t]*" + _ARG + r"[ \t]*,[ \t]*" + _LIT,
      ("passwordauthentication", "networkcredential", "usernamepassword", "pscredential",
-      "basicauth", "digestauth", ".login"), 0),
+      "basicauth", "digestauth", ".login", "simple_bind", ".bind_s", "validatecredentials"), 0),
+    # Three-argument signatures whose third is the password: .NET's DirectoryEntry(path,
+    # user, password), Python's ftplib FTP(host, user, passwd), pymysql's and MySQLdb's
+    # connect(host, user, passwd, …); the arguments may be on lines of their own.
+    ("third_argument_password",
+     word_start("DirectoryEntry", "FTP", "FTP_TLS", "pymysql.connect", "MySQLdb.connect")
+     + r"[ \t]*\(\s{0,40}" + _ARG + r"\s{0,40},\s{0,40}" + _ARG + r"\s{0,40},\s{0,40}" + _LIT,
+     ("directoryentry", "ftp(", "ftp_tls(", "pymysql.connect", "mysqldb.connect"), 0),
     ("connection_call_password",
      r"(?:" + word_start("getConnection") + r"[ \t]*\([^,()\r\n]{1,256}"
      + r"|" + word_start("mysql") + r"i?_connect[ \t]*\([ \t]*" + _ARG

@@ -476,16 +476,21 @@ _SAS_PAIRS = 24  # pairs walked left of sig=, at most
 _SAS_OPENERS = "&?\"' \t\n(,"  # what stands before a pair
 
 
-def _sas_span(text: str, at: int) -> tuple[int, int] | None:
+def _sas_span(text: str, at: int, floor: int) -> tuple[int, int] | None:
+    """The SAS token around the ``sig`` at ``at``; its pairs are walked back no further than
+    ``floor`` (the previous ``sig``: a token has one), so each pair is read at most twice."""
     names: set[str] = set()
     begin = at + 1
     pos = at
     for _ in range(_SAS_PAIRS):
-        if pos < 0 or text[pos] != "&":
+        if pos < floor or pos < 0 or text[pos] != "&":
             break  # "?", a quote or a blank (or the text's start) opens the query
-        lo = max(0, pos - 256)
-        cut = max(text.rfind(c, lo, pos) for c in _SAS_OPENERS)
+        lo = max(0, floor, pos - 256)
+        cut = max(text.rfind("&", lo, pos), text.rfind("?", lo, pos), lo - 1)
         pair = _SAS_PAIR.fullmatch(text, cut + 1, pos)
+        if pair is None:  # the first pair, after a quote or a blank
+            cut = max(max(text.rfind(c, lo, pos) for c in _SAS_OPENERS), lo - 1)
+            pair = _SAS_PAIR.fullmatch(text, cut + 1, pos)
         if pair is None:  # "AZURE_SAS=sv=…": the first pair after a name's "="
             eq = text.find("=", cut + 1, pos)
             cut = eq if eq >= 0 and text.count("=", eq + 1, pos) else cut
@@ -502,7 +507,7 @@ def _sas_span(text: str, at: int) -> tuple[int, int] | None:
     end = tail.end()
     for _ in range(_SAS_PAIRS):
         pair = _SAS_PAIR.match(text, end + 1) if text.startswith("&", end) else None
-        if pair is None or pair.group("name") not in _SAS_NAMES:
+        if pair is None or pair.group("name") not in _SAS_NAMES or pair.group("name") == "sig":
             break
         names.add(pair.group("name"))
         end = pair.end()
@@ -512,10 +517,16 @@ def _sas_span(text: str, at: int) -> tuple[int, int] | None:
 
 
 def _sas_tokens(text: str) -> str:
+    if "sv=" not in text:
+        return text  # no signed version: no SAS token (a lone sig is the query rules')
     out: list[str] = []
     pos = 0
+    floor = 0
     for m in _SAS_SIG.finditer(text):
-        span = _sas_span(text, m.start())
+        if m.start() < pos:
+            continue  # inside the token just replaced
+        span = _sas_span(text, m.start(), max(floor, pos))
+        floor = m.start() + 1
         if span is None or span[0] < pos:
             continue
         out.append(text[pos : span[0]])
@@ -527,6 +538,15 @@ def _sas_tokens(text: str) -> str:
     return "".join(out)
 
 
+# A URL whose authority is "<id>:<token>" with no "@" (Apprise's tgram://<bot id>:<token>/,
+# and other notification URLs): a port is digits, so a run of 20+ token characters with a
+# letter after the ":" is a credential where a port would stand.
+_AUTHORITY_TOKEN = (
+    r"://[^/\s:@\"'<>]{1,64}:(?P<secret>(?=[0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20,128})"
+    r"(?=[/\s\"'<>?#]|\Z)"
+)
+
+
 def vendor_rules() -> list[SecretPattern]:
     """The rules of this module, in the order they are applied."""
     from wayline.redaction.literal_forms import literal_form_rules
@@ -534,6 +554,7 @@ def vendor_rules() -> list[SecretPattern]:
 
     vault = re.compile(_VAULT_LEGACY)
     secret_id = re.compile(_SECRET_ID)
+    authority = re.compile(_AUTHORITY_TOKEN)
     return [
         SecretPattern(
             "azure_identifiable_key",
@@ -550,6 +571,7 @@ def vendor_rules() -> list[SecretPattern]:
         SecretPattern("azure_sas_token", frozenset({"sig="}), _sas_tokens),
         regex_rule("vault_legacy_token", vault, ("vault",)),
         regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
+        regex_rule("url_authority_token", authority, ("://",)),
         *literal_form_rules(),
     ]
 
