@@ -338,3 +338,22 @@ def test_third_argument_password_apis() -> None:
     assert pw not in redact_text(f'FTP("ftp.example.com", "bob", "{pw}")')
     assert pw not in redact_text(f'pymysql.connect("db", "root", "{pw}", "app")')
     assert pw not in redact_text(f'conn.simple_bind_s("cn=admin,dc=example", "{pw}")')
+
+
+def test_directives_and_form_fields_by_name() -> None:
+    """A directive (``#define``, CMake ``set(``) or an HTML input's ``name`` names the value
+    beside it; other constants and fields stay."""
+    pw = _password()
+    assert pw not in redact_text(f'set(PWD "{pw}")')
+    assert pw not in redact_text(f'#define DB_PASS "{pw}"')
+    assert pw not in redact_text(f'<input type="text" name="pwd" value="{pw}">')
+    kept = '#define PASS_MAX 128\nset(CMAKE_CXX_STANDARD 17)\n<input name="user" value="alice2024">'
+    assert redact_text(kept) == kept
+
+
+def test_short_password_names_in_code_forms() -> None:
+    """The short names (pwd, pw, psw) before an array declarator, a one-element container, a
+    template literal or a string prefix."""
+    for form in ('char pwd[] = "{v}";', "pwd = ['{v}']", "var psw = `{v}`", 'pw = f"{v}"'):
+        pw = _password()
+        assert pw not in redact_text(form.format(v=pw)), form

@@ -372,6 +372,50 @@ def _prompted(text: str) -> str:
     return "".join(out)
 
 
+# ------------------------------------------------- directives and form fields by their name
+
+# A preprocessor or build directive names a constant before its value with a blank between
+# (C's "#define NAME "…"", CMake's "set(NAME "…")", RPM's "%global NAME …"); an HTML input's
+# name attribute names the value attribute of the same tag.
+_DIRECTIVE = re.compile(
+    r"(?:#[ \t]*define[ \t]+|set\((?<![\w.]set\()[ \t]*|%global[ \t]+|%define[ \t]+)"
+    r"(?P<name>[A-Za-z_]\w{0,63})[ \t]+"
+    r"(?:" + _LIT + r"|(?P<bare>(?![\"'$%{<(])[^\s)]{6,128}))"
+)
+_INPUT = re.compile(
+    r"<(?i:input)\b[^<>]{0,256}?\b(?i:name)=(?P<qn>[\"']?)(?P<name>[\w\-\[\].]{1,64})(?P=qn)"
+    r"[^<>]{0,256}?\b(?i:value)=(?P<q>[\"'])(?P<secret>[^\"'<>]{1,256})(?P=q)"
+)
+
+
+def _named_value(name: str) -> bool:
+    words = split_key(name)
+    return bool(words) and (name_is_sensitive(words) or words[-1] in _SHORT_NAMES)
+
+
+def _by_name(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    found = [*_DIRECTIVE.finditer(text), *_INPUT.finditer(text)]
+    for m in sorted(found, key=lambda x: x.start()):
+        if not _named_value(m.group("name")):
+            continue
+        group = "secret" if m.group("secret") is not None else "bare"
+        value = m.group(group)
+        if not _literal_value(value, m.group("name")):
+            continue
+        start, end = m.span(group)
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 @functools.cache
 def literal_form_rules() -> tuple[SecretPattern, ...]:
     """The rules of this module, in the order they are applied."""
@@ -427,6 +471,11 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
             _curl_options,
         ),
         SecretPattern("jwk_private_member", frozenset({"kty"}), _jwk_members),
+        SecretPattern(
+            "credential_directive_or_field",
+            frozenset({"define", "set(", "%global", "<input"}),
+            _by_name,
+        ),
         SecretPattern(
             "prompted_value",
             frozenset({"password", "passphrase", "passwort", "token", "secret", "api key"}),

@@ -73,8 +73,9 @@ def password_like(value: str) -> bool:
 # quoted literal or one bare word. The boundary before the name is checked in code (a
 # leading lookbehind would stop the engine's fast scan for the literal).
 _SHORT_NAME = re.compile(
-    r"(?i:passwd|pass|pwd|pw)(?P<q0>\\*[\"'])?[ \t]*(?:=>|:=|:|=)(?!=)[ \t]*"
-    r"(?:(?:[bBrRuUL@]|u8)?(?P<q>\\*[\"'])(?P<quoted>[^\"'\\\r\n]{1,256})(?P=q)"
+    r"(?i:passwd|pass|pwd|psw|pw)(?:\[\])?(?P<q0>\\*[\"'])?[ \t]*(?:=>|:=|:|=)(?!=)[ \t]*"
+    r"(?:[\[{(][ \t]*)?"  # a one-element list, set or tuple: pwd = ['…']
+    r"(?:(?:[bBrRuUfFL@]|u8)?(?P<q>\\*[\"'`])(?P<quoted>[^\"'`\\\r\n]{1,256})(?P=q)"
     r"|(?P<bare>[^\s\"'`,;\\<>(){}\[\]]{1,128}))"
 )
 

@@ -102,12 +102,13 @@ def _azure_keys(text: str) -> str:
 
 # A "/" may precede it (a URL's path); decoding, not the boundary, decides.
 _DC_PAT = re.compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
-_DC_PAT_ID = re.compile(rb"[0-9]{12}:")
+_DC_PAT_ID = re.compile(rb"[0-9]{1,31}:")
 
 
 def is_atlassian_dc_pat(token: str) -> bool:
     """Whether ``token`` is a Jira / Confluence / Bitbucket Data Center personal access
-    token: base64 of a 12-digit id, ``:`` and 20 random bytes (44 characters, no padding)."""
+    token: base64 of a numeric id (12 digits in Atlassian's, any count in the scanners'
+    check), ``:`` and random bytes, 44 characters with no padding."""
     if len(token) != 44 or token[0] not in "MNO":
         return False
     try:

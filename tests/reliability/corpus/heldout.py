@@ -143,6 +143,9 @@ _PUBLIC_ID_LABEL = re.compile(
 # after it) names the org, as a tenant id names a directory; the "00D…!…" session and access
 # tokens count.
 _SALESFORCE_ORG_ID = re.compile(r"00D[0-9A-Za-z]{9,15}")
+# A bare endpoint (scheme, host and port: no userinfo, path or query) is where a credential is
+# sent, not one; a detector may report it as the only part of its pair found in a text.
+_ENDPOINT = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://[^\s@/?#:]+(?::[0-9]{1,5})?/?")
 
 
 def _named_public_id(case: measure.Case) -> bool:
@@ -163,6 +166,7 @@ def excluded(case: measure.Case) -> str | None:
     if (
         _OAUTH_CLIENT_ID.fullmatch(secret) is not None
         or _SALESFORCE_ORG_ID.fullmatch(secret) is not None
+        or _ENDPOINT.fullmatch(secret) is not None
         or _named_public_id(case)
     ):
         return "an identifier or public value"
