@@ -357,3 +357,34 @@ def test_short_password_names_in_code_forms() -> None:
     for form in ('char pwd[] = "{v}";', "pwd = ['{v}']", "var psw = `{v}`", 'pw = f"{v}"'):
         pw = _password()
         assert pw not in redact_text(form.format(v=pw)), form
+
+
+def test_typed_declarations() -> None:
+    """``name: type = literal`` (Python annotations and settings fields, TypeScript, Kotlin,
+    Rust) under a credential name; a default that is no literal, and a constant naming a
+    metric, stay."""
+    forms = (
+        'password: str = "{v}"',
+        'db_password: Optional[str] = "{v}"',
+        'val password: String = "{v}"',
+        "const apiToken: string = '{v}';",
+        'let pwd: &str = "{v}";',
+        'def connect(password: str = "{v}"):',
+    )
+    for form in forms:
+        pw = _password()
+        assert pw not in redact_text(form.format(v=pw)), form
+    kept = (
+        "password: SecretStr = Field(default=None)\n"
+        "api_key: Optional[str] = None\n"
+        'TIME_TO_FIRST_TOKEN: Final = "gen_ai.server.time_to_first_token"'
+    )
+    assert redact_text(kept) == kept
+
+
+def test_json_unicode_escaped_quotes() -> None:
+    """A credential's value between quotes escaped as ``\\u0022`` or after ``\\u003d``, as a
+    JSON text inside a string or a script writes them."""
+    pw = _password()
+    assert pw not in redact_text(f"password\\u003d{pw}\\u0026next=1")
+    assert pw not in redact_text(f"\\u0022password\\u0022:\\u0022{pw}\\u0022")

@@ -114,12 +114,23 @@ def _name_before(text: str, at: int) -> str:
     return "" if m is None else m.group(1)[::-1]
 
 
+_NAME_PIECES = re.compile(r"[._\-]")
+
+
+def _word_piece(piece: str) -> bool:
+    """A piece of a name: a lower-case word, or an abbreviation of three letters at most."""
+    return piece.isalpha() and piece.islower() and (len(piece) <= 3 or pronounceable(piece))
+
+
 def _literal_value(value: str, name: str) -> bool:
     """A literal that is a credential's value: not a placeholder, not a word or a sentence."""
     if len(value) < 4 or " " in value.strip() or is_expression(value, quoted=True):
         return False
     if "/" in value or "\\" in value or value[0] in "~.":
         return False  # a path (a PWD default, a key file's name)
+    pieces = _NAME_PIECES.split(value)
+    if len(pieces) > 1 and all(_word_piece(p) for p in pieces):
+        return False  # a dotted or snake_case name of words ("gen_ai.server.time_to_first_token")
     if credential_like(value, name):
         return True
     letters = sum(c.isalpha() for c in value)
@@ -164,20 +175,63 @@ _NOT_VALUE_WORDS = frozenset(
 )  # fmt: skip
 
 
+# ------------------------------------------------------------ a typed declaration
+
+# "name: type = literal": Python's annotated assignments and dataclass or settings fields,
+# TypeScript's and Kotlin's typed declarations, Rust's "&str" (CredSweeper's keyword grammar
+# writes the separator ":(\s[a-z]{3,9}[?]?\s)?="). The type is a short type expression; a
+# default that is no literal (Field(...), os.environ[...]) is the assignment rules' to judge.
+_DECLARED = re.compile(
+    r":[ \t]*(?P<type>&?[A-Za-z_][\w.]{0,40}(?:\[[\w.\[\], |]{0,60}\])?\??"
+    r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,20})?)[ \t]*=(?![=>])[ \t]*" + _lit("6") + r"(?![\w.(\[])"
+)
+
+
+def _typed_declarations(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _DECLARED.finditer(text):
+        name = _name_before(text, m.start())
+        words = split_key(name)
+        if not words or words[-1] in _NOT_VALUE_WORDS:
+            continue
+        if not (name_is_sensitive(words) or words[-1] in _SHORT_NAMES):
+            continue
+        value = m.group("s6")
+        if not _literal_value(value, name) or value.startswith(REDACTED):
+            continue
+        start, end = m.span("s6")
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 # ------------------------------------------- HTML-entity quotes, a percent-encoded separator
 
 # password=&quot;…&quot; (an attribute's or a JSON's quotes escaped for HTML), and
 # password%3D… (a form or query encoded once more). The name before is checked in code.
+# The quotes of an HTML attribute escaped as entities, or of a JSON text escaped as \u00XX
+# (JavaScript, a JSON string inside a JSON string); "=" and ":" escaped the same way.
+_QUOTE_ESCAPES = r"&quot;|&#34;|&#x22;|&apos;|&#39;|\\u0022|\\u0027"
 _ENTITY = re.compile(
-    r"(?:&quot;|&#34;|&#x22;)?[ \t]*(?:=|:)[ \t]*(?P<q>&quot;|&#34;|&#x22;|&apos;|&#39;)"
-    r"(?P<secret>(?:(?!&quot;|&#34;|&#x22;|&apos;|&#39;)[^\s<>&]){4,256})(?P=q)"
+    r"(?:&quot;|&#34;|&#x22;|\\u0022)?[ \t]*(?:=|:|\\u003[dDaA])[ \t]*"
+    r"(?P<q>" + _QUOTE_ESCAPES + r")"
+    r"(?P<secret>(?:(?!" + _QUOTE_ESCAPES + r")[^\s<>&\\]){4,256})(?P=q)"
 )
-_ENCODED = re.compile(r"%3[dD](?P<secret>(?!%2[47])(?:(?!%26)[^\s&\"'<>;]){4,256})")
+_ENCODED = re.compile(
+    r"(?:%3[dD]|\\u003[dD])(?P<secret>(?!%2[47]|\\u00)(?:(?!%26|\\u00)[^\s&\"'<>;\\]){4,256})"
+)
 
 
 def _entity_name(text: str, at: int) -> str:
     window = text[max(0, at - 104) : at]
-    for quote in ("&quot;", "&#34;", "&#x22;"):
+    for quote in ("&quot;", "&#34;", "&#x22;", "\\u0022"):
         if window.endswith(quote):
             window = window[: -len(quote)]
     return _name_before(window, len(window))
@@ -443,8 +497,30 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
             _forms,
         ),
         SecretPattern(
+            "credential_typed_declaration",
+            frozenset(
+                {
+                    "pass",
+                    "pwd",
+                    "psw",
+                    "secret",
+                    "token",
+                    "credential",
+                    "apikey",
+                    "api_key",
+                    "privatekey",
+                    "private_key",
+                    "accesskey",
+                    "access_key",
+                }
+            ),
+            _typed_declarations,
+        ),
+        SecretPattern(
             "credential_quoted_form",
-            frozenset({"&quot;", "&#34;", "&#x22;", "&apos;", "&#39;", "%3d"}),
+            frozenset(
+                {"&quot;", "&#34;", "&#x22;", "&apos;", "&#39;", "%3d", "\\u0022", "\\u003d"}
+            ),
             _quoted_forms,
         ),
         SecretPattern(
