@@ -388,3 +388,30 @@ def test_json_unicode_escaped_quotes() -> None:
     pw = _password()
     assert pw not in redact_text(f"password\\u003d{pw}\\u0026next=1")
     assert pw not in redact_text(f"\\u0022password\\u0022:\\u0022{pw}\\u0022")
+
+
+def test_self_identifying_prefixes_of_the_scanners_grammars() -> None:
+    """Formats whose prefix names them, bodies as the scanners' rule patterns give them
+    (trufflehog, CredSweeper, Kingfisher); the prefix alone or with a word stays."""
+    upper36 = string.ascii_uppercase + string.digits
+    tokens = (
+        "bb_ma_" + _rand(30, _HEX),
+        "endr+" + _rand(16, _B62 + "-"),
+        "API_KEY" + _rand(32, upper36),
+        "master-" + "aB3" * 6 + "xY",
+        "pk_" + _rand(34, _HEX),
+        "pk_1234567_" + _rand(32, upper36),
+        "rh-api-" + _uuid_layout(_HEX + "ABCDEF"),
+        "ramp_sec_" + _rand(48),
+        "sqco_" + _rand(59),
+        "amzn.mws." + _uuid_layout(_LOWER36),
+        "CCIPAT_" + _rand(22) + "_" + _rand(40, _LOWER36),
+        "hawk." + _rand(20) + "." + _rand(20),
+        "u-s4t2ud-" + _rand(64, _HEX),
+        "rubygems_" + _rand(48),
+        "xkeysib-" + _rand(64, _HEX) + "-" + _rand(16, _B62 + "_-"),
+    )
+    for token in tokens:
+        assert redact_text(f"x {token}") == "x <redacted>", token
+    kept = "master-branch account-settings pk_user_id API_KEY_NAME hawk.eye"
+    assert redact_text(kept) == kept

@@ -12,6 +12,11 @@ __all__ = ["SHAPE_TRIGGERS", "TOKEN_SHAPES"]
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])"
 
+# Gemini (the exchange) API keys: "master-" or "account-" and 20 random alphanumerics.
+_GEMINI_KEY = (
+    r"(?=[A-Za-z]*[0-9])(?=[0-9a-z]*[A-Z])(?=[0-9A-Z]*[a-z])[0-9A-Za-z]{20}(?![A-Za-z0-9\-])"
+)
+
 # LaunchDarkly keys: a UUID's layout (8-4-4-4-12), in lower-case alphanumerics.
 _LD_KEY = r"[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}(?![0-9A-Za-z\-])"
 
@@ -49,13 +54,14 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("aws_bedrock_key", "ABSK", r"[A-Za-z0-9+/]{100,}={0,2}"),
     ("adobe_client_secret", "p8e-", r"[A-Za-z0-9]{32}"),
     ("intra42_secret", "s-s4t2", r"(?:ud|af)-[a-f0-9]{64}"),
+    ("intra42_uid", "u-s4t2", r"(?:ud|af)-[a-f0-9]{64}"),
     ("supabase_token", "sb", r"(?:p|_secret|_publishable)_[A-Za-z0-9_\-]{30,}"),
     ("anthropic_admin_key", "sk-ant-admin01-", r"[\w\-]{80,}"),
     ("slack_app_token", "xapp-", r"[0-9]-[A-Za-z0-9\-]{10,}"),
     ("jwt", "eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*)?"),
     ("google_api_key", "AIza", r"[0-9A-Za-z_\-]{35}"),
     ("google_oauth_client_secret", "GOCSPX-", r"[A-Za-z0-9_\-]{20,}"),
-    ("google_oauth_access_token", "ya29.", r"[0-9A-Za-z_\-]{20,}"),
+    ("google_oauth_access_token", "ya29.", r"(?=[\w\-]*[0-9])[0-9A-Za-z_\-]{10,}"),
     ("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}"),
     ("npm_token", "npm_", r"[A-Za-z0-9]{30,}"),
     ("pypi_token", "pypi-", r"[A-Za-z0-9_\-]{50,}"),
@@ -86,11 +92,11 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("grafana_service_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}"),
     ("grafana_cloud_token", "glc_", r"[A-Za-z0-9+/=]{32,}"),
     ("figma_token", "figd_", r"[A-Za-z0-9_\-]{40,}"),
-    ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("brevo_key", "x", r"(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9_\-]{16}"),
     # Pulumi access tokens: "pul-" and 40 lower-case alphanumerics (hex in practice).
     ("pulumi_token", "pul-", r"[a-z0-9]{40}(?![A-Za-z0-9])"),
     ("appsync_key", "da2-", r"[a-z0-9]{26}(?![A-Za-z0-9])"),
-    ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP|BR)-[A-Za-z0-9]{19,42}(?![A-Za-z0-9])"),
+    ("newrelic_key", "NR", r"(?:AK|AA|II|JS|RA|IQ|SP|BR)-[A-Za-z0-9_\-]{19,42}(?![\w\-])"),
     ("typeform_token", "tfp_", r"[A-Za-z0-9_\-.]{40,80}"),
     ("buildkite_token", "bkua_", r"[A-Za-z0-9]{40}(?![A-Za-z0-9])"),
     ("slk_token", "slk_", r"[A-Za-z0-9]{30,}"),
@@ -103,7 +109,7 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("pubnub_subscribe_key", "sub-c-", r"[0-9a-z]{8}(?:-[0-9a-z]{4}){3}-[0-9a-z]{12}(?![\w\-])"),
     ("pubnub_secret_key", "sec-c-", r"[A-Za-z0-9]{40,64}(?![A-Za-z0-9])"),
     ("square_access_token", "EAAA", r"[A-Za-z0-9_\-]{56,64}(?![\w\-])"),
-    ("voiceflow_key", "VF.", r"(?:DM|WS)\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])"),
+    ("voiceflow_key", "VF.", r"(?:(?:DM|WS)\.)?[A-Za-z0-9]{24}\.[A-Za-z0-9]{16}(?![A-Za-z0-9])"),
     ("zoho_token", "1000.", r"[a-f0-9]{32}\.[a-f0-9]{32}(?![A-Za-z0-9])"),
     ("clojars_token", "CLOJARS_", r"[A-Za-z0-9]{60}(?![A-Za-z0-9])"),
     ("defined_networking_key", "dnkey-", r"[A-Z0-9]{26}-[A-Z0-9]{52}(?![A-Za-z0-9])"),
@@ -149,15 +155,42 @@ TOKEN_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}(?![\w\-])"),
     # More vendors' self-identifying formats (their documentation's prefix, alphabet, length).
     ("dynatrace_token", "dt0", r"[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])"),
-    ("rubygems_key", "rubygems_", r"[a-f0-9]{48}(?![A-Za-z0-9])"),
-    ("braintree_token", "access_token$", r"(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
+    ("rubygems_key", "rubygems_", r"[A-Za-z0-9]{48}(?![A-Za-z0-9])"),
+    ("braintree_token", "access_token$", r"(?:production|sandbox)\$[a-z0-9]{16}\$[a-z0-9]{32}"),
+    # Amazon MWS auth tokens: "amzn.mws." and a UUID's layout.
+    ("amazon_mws_token", "amzn.mws.", _LD_KEY),
     ("akamai_token", "akab-", r"[a-z0-9]{16}-[a-z0-9]{16}(?![A-Za-z0-9])"),
     ("contentful_token", "CFPAT-", r"[A-Za-z0-9_\-]{43}(?![\w\-])"),
     ("airtable_token", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])"),
     ("adafruit_key", "aio_", r"[A-Za-z0-9]{28}(?![A-Za-z0-9])"),
     ("dropbox_short_lived_token", "sl.", r"[A-Za-z0-9_\-]{130,}"),
     ("duffel_token", "duffel_", r"(?:test|live)_[A-Za-z0-9_\-=]{43}"),
-    ("flutterwave_key", "FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"),
+    ("flutterwave_key", "FLWSECK", r"(?:_TEST)?-[a-z0-9]{32}-X"),
+    # More self-identifying formats, as the scanners' rules give them (trufflehog's detector
+    # regexes, read as grammar): Bannerbear, Endor Labs, Finage, Gemini (the exchange),
+    # Klaviyo private keys, Robinhood Crypto, SonarCloud.
+    ("bannerbear_key", "bb_", r"(?:pr|ma)_[a-f0-9]{30}(?![A-Za-z0-9])"),
+    ("endorlabs_key", "endr+", r"[A-Za-z0-9\-]{16}(?![A-Za-z0-9\-])"),
+    ("finage_key", "API_KEY", r"(?=[A-Z]*[0-9])[0-9A-Z]{32}(?![A-Za-z0-9])"),
+    ("gemini_master_key", "master-", _GEMINI_KEY),
+    ("gemini_account_key", "account-", _GEMINI_KEY),
+    ("klaviyo_private_key", "pk_", r"(?:[A-Za-z0-9]{6}_)?[0-9a-f]{34}(?![A-Za-z0-9])"),
+    ("robinhood_crypto_key", "rh-api-", r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"),
+    # Ramp's client ids and secrets (an id paired with its secret, like AWS's AKIA).
+    ("ramp_client_id", "ramp_id_", r"[A-Za-z0-9]{40}(?![A-Za-z0-9])"),
+    ("ramp_client_secret", "ramp_sec_", r"[A-Za-z0-9]{48}(?![A-Za-z0-9])"),
+    ("sonarcloud_token", "sqco_", r"[A-Za-z0-9]{59}(?![A-Za-z0-9])"),
+    # From Kingfisher's rule patterns: CircleCI personal tokens, ClickUp personal tokens,
+    # crates.io tokens, StackHawk API keys, Slack configuration (refresh) tokens.
+    ("circleci_pat", "CCIPAT_", r"[A-Za-z0-9]{20,30}_[A-Za-z0-9]{40}(?![A-Za-z0-9])"),
+    ("clickup_token", "pk_", r"[0-9]{7,8}_[0-9A-Z]{32}(?![A-Za-z0-9])"),
+    (
+        "cratesio_token",
+        "cio",
+        r"(?=[a-z]*[A-Z])(?=[A-Z]*[a-z])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+    ),
+    ("stackhawk_key", "hawk.", r"[0-9A-Za-z_\-]{20}\.[0-9A-Za-z_\-]{20}(?![\w\-])"),
+    ("slack_config_token", "xoxe", r"(?:\.xox[bparose])?-[0-9]-[A-Za-z0-9]{140,170}"),
     ("frameio_token", "fio-u-", r"[A-Za-z0-9_=\-]{64}"),
     ("harness_pat", "pat.", r"[A-Za-z0-9_\-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}(?![A-Za-z0-9])"),
     ("hubspot_pat", "pat-", r"(?:na|eu)1-" + _UUID),
@@ -212,4 +245,5 @@ SHAPE_TRIGGERS: dict[str, tuple[str, ...]] = {
     "newrelic_key": ("nrak-", "nraa-", "nrii-", "nrjs-", "nrra-", "nriq-", "nrsp-", "nrbr-"),
     "easypost_key": ("ezak", "eztk"),
     "cloudflare_api_token": ("cfut_", "cfat_", "cfk_"),
+    "bannerbear_key": ("bb_pr_", "bb_ma_"),
 }
