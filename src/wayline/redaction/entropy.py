@@ -75,6 +75,9 @@ _ASANA_HEAD = re.compile(r"(?<![\w/])[0-9]{1,2}/[0-9]{15,20}(?:/[0-9]{15,20})?:\
 _ASANA_KEY = re.compile(r"[0-9a-f]{32}")
 
 
+_GRAMMAR_LENGTHS = frozenset({32, 44, 50, 58, 106})  # the lengths _by_grammar knows
+
+
 def _by_grammar(text: str, start: int, core: str) -> bool:
     """A key verified by its vendor's grammar: a secret wherever it stands (a URL's path
     included), whatever its look (hex, upper case and digits)."""
@@ -373,7 +376,7 @@ def _redact_runs(text: str, replacement: str) -> str:
         core = text[start:end].rstrip("=")
         # a key verified by its grammar (an nkey seed, a Mailgun, Webex or Asana key, an
         # Atlassian token by decoding it) is a secret wherever it stands
-        if not _by_grammar(text, start, core):
+        if len(core) not in _GRAMMAR_LENGTHS or not _by_grammar(text, start, core):
             pieces = dc_pat_pieces(core) if len(core) > 44 and "/" in core else ()
             for a, b in pieces:  # "…/token/<Atlassian DC token>": the token of a path
                 out.append(text[pos : start + a])

@@ -140,13 +140,62 @@ def _literal_value(value: str, name: str) -> bool:
     return len(value) >= 8 and value.lower() != value and not pronounceable(value)
 
 
+# Where a credential word stands, the rest of its name and the separator after it fit in
+# this many characters; the forms are tried only at the separators there (most text has few
+# credential words, and each separator costs one anchored match per form).
+_WINDOW = 96
+_NAME_WORDS = (
+    "pass", "pwd", "psw", "pw", "secret", "token", "credential", "apikey", "api_key",
+    "privatekey", "private_key", "accesskey", "access_key",
+)  # fmt: skip
+_SEPARATOR = re.compile(r"[:=]")
+# Words a credential word starts that name something else (CredSweeper's keyword rules
+# exclude them the same way): tokens, tokenizer, passed, passing, passage.
+_OTHER_WORDS = {"token": "sie", "pass": "eia"}
+_REACH = 640  # the longest form: a callee, its arguments and a 256-character literal
+
+
+def _near_names(text: str, *regexes: re.Pattern[str]) -> list[re.Match[str]]:
+    """The matches of ``regexes`` (each led by a separator) at the separators within
+    ``_WINDOW`` characters after a credential word, in the order of their start."""
+    lower = text.lower()
+    starts: list[int] = []
+    for word in _NAME_WORDS:
+        at = lower.find(word)
+        other = _OTHER_WORDS.get(word, "")
+        while at >= 0:
+            if not other or lower[at + len(word) : at + len(word) + 1] not in other:
+                starts.append(at)
+                at = lower.find(word, at + _WINDOW)  # a later one in the window adds nothing
+            else:
+                at = lower.find(word, at + 1)
+    found: list[re.Match[str]] = []
+    scanned = 0
+    for at in sorted(starts):
+        begin = max(at, scanned)
+        end = min(len(text), at + _WINDOW)
+        for sep in _SEPARATOR.finditer(text, begin, end):
+            for regex in regexes:
+                m = regex.match(text, sep.start(), sep.start() + _REACH)
+                if m is not None:
+                    found.append(m)
+                    break
+        scanned = max(scanned, end)
+    return found
+
+
 def _forms(text: str) -> str:
+    """The literal of a form (``_FORMS``) or of a typed declaration (``_DECLARED``) after a
+    credential name: one scan of the windows after the credential words for both."""
     out: list[str] = []
     pos = 0
-    for m in _FORMS.finditer(text):
-        group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
-        if group == "s4" and m.group("callee").rsplit(".", 1)[-1] not in _LOOKUPS:
-            continue  # f("NAME", "…") of any other function: not a default
+    for m in _near_names(text, _FORMS, _DECLARED):
+        if m.re is _DECLARED:
+            group = "s6"
+        else:
+            group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
+            if group == "s4" and m.group("callee").rsplit(".", 1)[-1] not in _LOOKUPS:
+                continue  # f("NAME", "…") of any other function: not a default
         name = _name_before(text, m.start())
         words = split_key(name)
         if not words or words[-1] in _NOT_VALUE_WORDS:
@@ -156,7 +205,7 @@ def _forms(text: str) -> str:
         if not (name_is_sensitive(words) or short) or not _literal_value(value, name):
             continue
         start, end = m.span(group)
-        if start < pos:
+        if start < pos or value.startswith(REDACTED):
             continue
         out.append(text[pos:start])
         out.append(REDACTED)
@@ -187,31 +236,6 @@ _DECLARED = re.compile(
 )
 
 
-def _typed_declarations(text: str) -> str:
-    out: list[str] = []
-    pos = 0
-    for m in _DECLARED.finditer(text):
-        name = _name_before(text, m.start())
-        words = split_key(name)
-        if not words or words[-1] in _NOT_VALUE_WORDS:
-            continue
-        if not (name_is_sensitive(words) or words[-1] in _SHORT_NAMES):
-            continue
-        value = m.group("s6")
-        if not _literal_value(value, name) or value.startswith(REDACTED):
-            continue
-        start, end = m.span("s6")
-        if start < pos:
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
 # ------------------------------------------- HTML-entity quotes, a percent-encoded separator
 
 # password=&quot;…&quot; (an attribute's or a JSON's quotes escaped for HTML), and
@@ -219,11 +243,13 @@ def _typed_declarations(text: str) -> str:
 # The quotes of an HTML attribute escaped as entities, or of a JSON text escaped as \u00XX
 # (JavaScript, a JSON string inside a JSON string); "=" and ":" escaped the same way.
 _QUOTE_ESCAPES = r"&quot;|&#34;|&#x22;|&apos;|&#39;|\\u0022|\\u0027"
+# Led by the escaped quote (a scan for a literal); the separator and the name before it are
+# checked in code.
 _ENTITY = re.compile(
-    r"(?:&quot;|&#34;|&#x22;|\\u0022)?[ \t]*(?:=|:|\\u003[dDaA])[ \t]*"
     r"(?P<q>" + _QUOTE_ESCAPES + r")"
     r"(?P<secret>(?:(?!" + _QUOTE_ESCAPES + r")[^\s<>&\\]){4,256})(?P=q)"
 )
+_ENTITY_SEPARATOR = re.compile(r"(?:=|:|\\u003[dDaA])[ \t]*\Z")
 _ENCODED = re.compile(
     r"(?:%3[dD]|\\u003[dD])(?P<secret>(?!%2[47]|\\u00)(?:(?!%26|\\u00)[^\s&\"'<>;\\]){4,256})"
 )
@@ -242,7 +268,13 @@ def _quoted_forms(text: str) -> str:
     pos = 0
     matches = [*_ENTITY.finditer(text), *_ENCODED.finditer(text)]
     for m in sorted(matches, key=lambda x: x.start()):
-        name = _entity_name(text, m.start())
+        at = m.start()
+        if m.re is _ENTITY:
+            sep = _ENTITY_SEPARATOR.search(text, max(0, at - 12), at)
+            if sep is None:
+                continue  # an escaped quote that opens no value
+            at = sep.start()
+        name = _entity_name(text, at)
         if not name or not name_is_sensitive(split_key(name)):
             continue
         value = m.group("secret")
@@ -405,10 +437,38 @@ _PROMPTED = re.compile(
 )
 
 
+_LINE_COLON = re.compile(r":[ \t]*\r?\n")
+
+
+def _prompts(text: str) -> list[re.Match[str]]:
+    """The prompts, found from each credential word (a substring scan) and the ":" that ends
+    its line within reach: no regex runs over lines without such a word."""
+    lower = text.lower()
+    starts: list[int] = []
+    for word in _PROMPT_WORDS:
+        at = lower.find(word)
+        while at >= 0:
+            starts.append(at)
+            at = lower.find(word, at + 1)
+    found: list[re.Match[str]] = []
+    done = 0
+    for at in sorted(starts):
+        if at < done:
+            continue
+        colon = _LINE_COLON.search(text, at, at + 96)
+        if colon is None or text.find("\n", at, colon.start()) >= 0:
+            continue
+        m = _PROMPTED.match(text, at, colon.end() + 160)
+        if m is not None:
+            found.append(m)
+            done = m.end()
+    return found
+
+
 def _prompted(text: str) -> str:
     out: list[str] = []
     pos = 0
-    for m in _PROMPTED.finditer(text):
+    for m in _prompts(text):
         if m.start() and text[m.start() - 1].isalpha():
             continue  # "ClientSecrets…:": the word inside a name, no prompt
         value = m.group("secret")
@@ -495,26 +555,6 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
                 }
             ),
             _forms,
-        ),
-        SecretPattern(
-            "credential_typed_declaration",
-            frozenset(
-                {
-                    "pass",
-                    "pwd",
-                    "psw",
-                    "secret",
-                    "token",
-                    "credential",
-                    "apikey",
-                    "api_key",
-                    "privatekey",
-                    "private_key",
-                    "accesskey",
-                    "access_key",
-                }
-            ),
-            _typed_declarations,
         ),
         SecretPattern(
             "credential_quoted_form",
