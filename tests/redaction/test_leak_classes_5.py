@@ -415,3 +415,20 @@ def test_self_identifying_prefixes_of_the_scanners_grammars() -> None:
         assert redact_text(f"x {token}") == "x <redacted>", token
     kept = "master-branch account-settings pk_user_id API_KEY_NAME hawk.eye"
     assert redact_text(kept) == kept
+
+
+def test_name_and_value_attributes_of_any_tag() -> None:
+    """A tag pairing a name or key attribute with a value attribute (.NET's <add>, Spring's
+    <property>, <param>), a short password name among them; other names stay."""
+    pw = _password()
+    for form in ('<add key="pwd" value="{v}" />', '<property name="db.password" value="{v}"/>'):
+        assert pw not in redact_text(form.format(v=pw)), form
+    kept = '<param name="color" value="red2024"/>'
+    assert redact_text(kept) == kept
+
+
+def test_r_assignment_arrow() -> None:
+    """R's ``<-`` assigns a literal to a credential name as ``=`` does."""
+    pw = _password()
+    assert pw not in redact_text(f'db_password <- "{pw}"')
+    assert redact_text('x <- "hello"') == 'x <- "hello"'

@@ -74,6 +74,9 @@ def _lit(n: str) -> str:
     )
 
 
+# R's assignment arrow (and a Go channel send) of one literal: password <- "…".
+_ARROW = re.compile(r"<-[ \t]*" + _LIT.replace("secret>", "s7>") + r"(?![\w.(\[])")
+
 # The callee or the expression before a default is read possessively (no backtracking into
 # it): each separator costs one pass over what follows it.
 _FORMS = re.compile(
@@ -148,7 +151,7 @@ _NAME_WORDS = (
     "pass", "pwd", "psw", "pw", "secret", "token", "credential", "apikey", "api_key",
     "privatekey", "private_key", "accesskey", "access_key",
 )  # fmt: skip
-_SEPARATOR = re.compile(r"[:=]")
+_SEPARATOR = re.compile(r"[:=]|<-")
 # Words a credential word starts that name something else (CredSweeper's keyword rules
 # exclude them the same way): tokens, tokenizer, passed, passing, passage.
 _OTHER_WORDS = {"token": "sie", "pass": "eia"}
@@ -189,9 +192,11 @@ def _forms(text: str) -> str:
     credential name: one scan of the windows after the credential words for both."""
     out: list[str] = []
     pos = 0
-    for m in _near_names(text, _FORMS, _DECLARED):
+    for m in _near_names(text, _FORMS, _DECLARED, _ARROW):
         if m.re is _DECLARED:
             group = "s6"
+        elif m.re is _ARROW:
+            group = "s7"
         else:
             group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
             if group == "s4" and m.group("callee").rsplit(".", 1)[-1] not in _LOOKUPS:
@@ -496,8 +501,11 @@ _DIRECTIVE = re.compile(
     r"(?P<name>[A-Za-z_]\w{0,63})[ \t]+"
     r"(?:" + _LIT + r"|(?P<bare>(?![\"'$%{<(])[^\s)]{6,128}))"
 )
+# Any tag that pairs a name or key attribute with a value attribute: HTML's <input>, .NET's
+# <add key=… value=…>, Ant's and Spring's <property name=… value=…>, <param>, <setting>.
 _INPUT = re.compile(
-    r"<(?i:input)\b[^<>]{0,256}?\b(?i:name)=(?P<qn>[\"']?)(?P<name>[\w\-\[\].]{1,64})(?P=qn)"
+    r"<[A-Za-z][\w:.\-]{0,32}[ \t\r\n][^<>]{0,256}?\b(?i:name|key)=(?P<qn>[\"']?)"
+    r"(?P<name>[\w\-\[\].:]{1,64})(?P=qn)"
     r"[^<>]{0,256}?\b(?i:value)=(?P<q>[\"'])(?P<secret>[^\"'<>]{1,256})(?P=q)"
 )
 
@@ -589,7 +597,7 @@ def literal_form_rules() -> tuple[SecretPattern, ...]:
         SecretPattern("jwk_private_member", frozenset({"kty"}), _jwk_members),
         SecretPattern(
             "credential_directive_or_field",
-            frozenset({"define", "set(", "%global", "<input"}),
+            frozenset({"define", "set(", "%global", "value="}),
             _by_name,
         ),
         SecretPattern(
