@@ -552,6 +552,7 @@ def vendor_rules() -> list[SecretPattern]:
     """The rules of this module, in the order they are applied."""
     from wayline.redaction.literal_forms import literal_form_rules
     from wayline.redaction.redact_rules import regex_rule
+    from wayline.redaction.tool_formats import tool_format_rules
 
     vault = re.compile(_VAULT_LEGACY)
     secret_id = re.compile(_SECRET_ID)
@@ -574,6 +575,7 @@ def vendor_rules() -> list[SecretPattern]:
         regex_rule("approle_secret_id", secret_id, ("secret_id", "secret-id", "secretid")),
         regex_rule("url_authority_token", authority, ("://",)),
         *literal_form_rules(),
+        *tool_format_rules(),
     ]
 
 
