@@ -35,7 +35,7 @@ from wayline.redaction.secret_names import (
 )
 from wayline.redaction.value_shapes import credential_like, pronounceable
 
-__all__ = ["QUOTED_LITERAL", "literal_form_rules"]
+__all__ = ["QUOTED_LITERAL", "dense", "literal_form_rules"]
 
 QUOTED_LITERAL = r"(?P<q>\\*[\"'`])(?P<secret>(?![$%{<])[^\"'`\\\r\n]{1,256})\\*(?P=q)"
 _ARG = r"(?:\\*[\"'][^\"'\\\r\n]{0,128}\\*[\"']|[A-Za-z_$][\w.$\[\]]{0,64})"
@@ -67,11 +67,11 @@ def _lit(n: str) -> str:
 
 
 # R's assignment arrow (and a Go channel send) of one literal: password <- "…".
-_ARROW = re.compile(r"<-[ \t]*" + QUOTED_LITERAL.replace("secret>", "s7>") + r"(?![\w.(\[])")
+_ARROW = r"<-[ \t]*" + _lit("7") + r"(?![\w.(\[])"
 
 # The callee or the expression before a default is read possessively (no backtracking into
 # it): each separator costs one pass over what follows it.
-_FORMS = re.compile(
+_FORMS = (
     r"(?::=|=>|=(?<![=!<>]=)|:)[ \t]*(?:"
     # a conversion or wrapper of one literal (more arguments may follow: an encoding)
     + _CONVERSIONS
@@ -143,17 +143,33 @@ _NAME_WORDS = (
     "pass", "pwd", "psw", "pw", "secret", "token", "credential", "apikey", "api_key",
     "privatekey", "private_key", "accesskey", "access_key",
 )  # fmt: skip
-_SEPARATOR = re.compile(r"[:=]|<-")
 # Words a credential word starts that name something else (CredSweeper's keyword rules
 # exclude them the same way): tokens, tokenizer, passed, passing, passage.
 _OTHER_WORDS = {"token": "sie", "pass": "eia"}
+_SEPARATOR = re.compile(r"[:=]|<-")
 _REACH = 640  # the longest form: a callee, its arguments and a 256-character literal
 
 
-def _near_names(text: str, *regexes: re.Pattern[str]) -> list[re.Match[str]]:
-    """The matches of ``regexes`` (each led by a separator) at the separators within
-    ``_WINDOW`` characters after a credential word, in the order of their start."""
+# More than one credential word per this many characters is no text a person wrote (the
+# assignment rules' bound, assign._DENSE_SPACING): forms are not looked for in it.
+_DENSE_SPACING = 48
+_DENSE_MIN = 256
+
+
+def dense(lower: str, words: tuple[str, ...]) -> bool:
+    """Whether ``words`` occur in ``lower`` more than once per ``_DENSE_SPACING`` characters
+    (and more than ``_DENSE_MIN`` times): counted at C speed, before any regex runs."""
+    count = sum(lower.count(word) for word in words)
+    return count > _DENSE_MIN and count * _DENSE_SPACING > len(lower)
+
+
+def _near_names(text: str) -> list[re.Match[str]]:
+    """The matches of ``_ANY_FORM`` at the separators within ``_WINDOW`` characters after a
+    credential word, in the order of their start; each window is scanned once (a match may
+    run past it, by ``_REACH`` at most)."""
     lower = text.lower()
+    if dense(lower, _NAME_WORDS):
+        return []  # generated or hostile text: the assignment rules' cheap step covers it
     starts: list[int] = []
     for word in _NAME_WORDS:
         at = lower.find(word)
@@ -169,13 +185,13 @@ def _near_names(text: str, *regexes: re.Pattern[str]) -> list[re.Match[str]]:
     for at in sorted(starts):
         begin = max(at, scanned)
         end = min(len(text), at + _WINDOW)
+        if begin >= end:
+            continue
         for sep in _SEPARATOR.finditer(text, begin, end):
-            for regex in regexes:
-                m = regex.match(text, sep.start(), sep.start() + _REACH)
-                if m is not None:
-                    found.append(m)
-                    break
-        scanned = max(scanned, end)
+            m = _ANY_FORM.match(text, sep.start(), sep.start() + _REACH)
+            if m is not None:
+                found.append(m)
+        scanned = end
     return found
 
 
@@ -184,10 +200,10 @@ def _forms(text: str) -> str:
     credential name: one scan of the windows after the credential words for both."""
     out: list[str] = []
     pos = 0
-    for m in _near_names(text, _FORMS, _DECLARED, _ARROW):
-        if m.re is _DECLARED:
+    for m in _near_names(text):
+        if m.group("s6") is not None:
             group = "s6"
-        elif m.re is _ARROW:
+        elif m.group("s7") is not None:
             group = "s7"
         else:
             group = next(g for g in _SECRET_GROUPS if m.group(g) is not None)
@@ -227,10 +243,12 @@ _NOT_VALUE_WORDS = frozenset(
 # TypeScript's and Kotlin's typed declarations, Rust's "&str" (CredSweeper's keyword grammar
 # writes the separator ":(\s[a-z]{3,9}[?]?\s)?="). The type is a short type expression; a
 # default that is no literal (Field(...), os.environ[...]) is the assignment rules' to judge.
-_DECLARED = re.compile(
+_DECLARED = (
     r":[ \t]*(?P<type>&?[A-Za-z_][\w.]{0,40}(?:\[[\w.\[\], |]{0,60}\])?\??"
     r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,20})?)[ \t]*=(?![=>])[ \t]*" + _lit("6") + r"(?![\w.(\[])"
 )
+# The three, one alternation: one anchored match per separator.
+_ANY_FORM = re.compile("(?:" + _FORMS + ")|(?:" + _DECLARED + ")|(?:" + _ARROW + ")")
 
 
 # ------------------------------------------- HTML-entity quotes, a percent-encoded separator

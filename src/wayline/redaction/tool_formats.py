@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 
-from wayline.redaction.literal_forms import QUOTED_LITERAL
+from wayline.redaction.literal_forms import QUOTED_LITERAL, dense
 from wayline.redaction.passwords import password_like
 from wayline.redaction.redact_rules import (
     REDACTED,
@@ -189,6 +189,8 @@ def _prompts(text: str) -> list[re.Match[str]]:
     """The prompts, found from each credential word (a substring scan) and the ":" that ends
     its line within reach: no regex runs over lines without such a word."""
     lower = text.lower()
+    if dense(lower, _PROMPT_WORDS):
+        return []  # generated or hostile text: no tool prints prompts so densely
     starts: list[int] = []
     for word in _PROMPT_WORDS:
         at = lower.find(word)
