@@ -139,10 +139,10 @@ def _literal_value(value: str, name: str) -> bool:
 # this many characters; the forms are tried only at the separators there (most text has few
 # credential words, and each separator costs one anchored match per form).
 _WINDOW = 96
-_NAME_WORDS = (
-    "pass", "pwd", "psw", "pw", "secret", "token", "credential", "apikey", "api_key",
-    "privatekey", "private_key", "accesskey", "access_key",
-)  # fmt: skip
+# One scan finds them all: the branches start with five letters, which the engine skips to.
+_NAME_WORD = re.compile(
+    r"p(?:ass|wd|sw|w)|secret|token|credential|api_?key|private_?key|access_?key"
+)
 # Words a credential word starts that name something else (CredSweeper's keyword rules
 # exclude them the same way): tokens, tokenizer, passed, passing, passage.
 _OTHER_WORDS = {"token": "sie", "pass": "eia"}
@@ -168,21 +168,16 @@ def _near_names(text: str) -> list[re.Match[str]]:
     credential word, in the order of their start; each window is scanned once (a match may
     run past it, by ``_REACH`` at most)."""
     lower = text.lower()
-    if dense(lower, _NAME_WORDS):
+    words: list[int] = []
+    for w in _NAME_WORD.finditer(lower):
+        other = _OTHER_WORDS.get(w.group())
+        if other is None or (lower[w.end() : w.end() + 1] or " ") not in other:
+            words.append(w.start())
+    if len(words) > _DENSE_MIN and len(words) * _DENSE_SPACING > len(lower):
         return []  # generated or hostile text: the assignment rules' cheap step covers it
-    starts: list[int] = []
-    for word in _NAME_WORDS:
-        at = lower.find(word)
-        other = _OTHER_WORDS.get(word, "")
-        while at >= 0:
-            if not other or lower[at + len(word) : at + len(word) + 1] not in other:
-                starts.append(at)
-                at = lower.find(word, at + _WINDOW)  # a later one in the window adds nothing
-            else:
-                at = lower.find(word, at + 1)
     found: list[re.Match[str]] = []
     scanned = 0
-    for at in sorted(starts):
+    for at in words:
         begin = max(at, scanned)
         end = min(len(text), at + _WINDOW)
         if begin >= end:
