@@ -35,7 +35,7 @@ from wayline.redaction.secret_names import (
 )
 from wayline.redaction.value_shapes import credential_like, pronounceable
 
-__all__ = ["QUOTED_LITERAL", "dense", "literal_form_rules"]
+__all__ = ["QUOTED_LITERAL", "literal_form_rules"]
 
 QUOTED_LITERAL = r"(?P<q>\\*[\"'`])(?P<secret>(?![$%{<])[^\"'`\\\r\n]{1,256})\\*(?P=q)"
 _ARG = r"(?:\\*[\"'][^\"'\\\r\n]{0,128}\\*[\"']|[A-Za-z_$][\w.$\[\]]{0,64})"
@@ -154,13 +154,6 @@ _REACH = 640  # the longest form: a callee, its arguments and a 256-character li
 # assignment rules' bound, assign._DENSE_SPACING): forms are not looked for in it.
 _DENSE_SPACING = 48
 _DENSE_MIN = 256
-
-
-def dense(lower: str, words: tuple[str, ...]) -> bool:
-    """Whether ``words`` occur in ``lower`` more than once per ``_DENSE_SPACING`` characters
-    (and more than ``_DENSE_MIN`` times): counted at C speed, before any regex runs."""
-    count = sum(lower.count(word) for word in words)
-    return count > _DENSE_MIN and count * _DENSE_SPACING > len(lower)
 
 
 def _near_names(text: str) -> list[re.Match[str]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 
-from wayline.redaction.literal_forms import QUOTED_LITERAL, dense
+from wayline.redaction.literal_forms import QUOTED_LITERAL
 from wayline.redaction.passwords import password_like
 from wayline.redaction.redact_rules import (
     REDACTED,
@@ -183,23 +183,23 @@ _PROMPTED = re.compile(
 
 
 _LINE_COLON = re.compile(r":[ \t]*\r?\n")
+_PROMPT_WORD = re.compile("|".join(_PROMPT_WORDS))
+_DENSE_SPACING = 48  # more than one prompt word per 48 characters: generated text
+_DENSE_MIN = 256
 
 
 def _prompts(text: str) -> list[re.Match[str]]:
-    """The prompts, found from each credential word (a substring scan) and the ":" that ends
+    """The prompts, found from each credential word (one regex pass) and the ":" that ends
     its line within reach: no regex runs over lines without such a word."""
+    if _LINE_COLON.search(text) is None:
+        return []  # no line ends in ":"
     lower = text.lower()
-    if dense(lower, _PROMPT_WORDS):
+    starts = [w.start() for w in _PROMPT_WORD.finditer(lower)]
+    if len(starts) > _DENSE_MIN and len(starts) * _DENSE_SPACING > len(lower):
         return []  # generated or hostile text: no tool prints prompts so densely
-    starts: list[int] = []
-    for word in _PROMPT_WORDS:
-        at = lower.find(word)
-        while at >= 0:
-            starts.append(at)
-            at = lower.find(word, at + 1)
     found: list[re.Match[str]] = []
     done = 0
-    for at in sorted(starts):
+    for at in starts:
         if at < done:
             continue
         colon = _LINE_COLON.search(text, at, at + 96)
