@@ -270,6 +270,8 @@ def _quoted_forms(text: str) -> str:
     out: list[str] = []
     pos = 0
     matches = [*_ENTITY.finditer(text), *_ENCODED.finditer(text)]
+    if len(matches) > _DENSE_MIN and len(matches) * _DENSE_SPACING > len(text):
+        return text  # generated or hostile text: the assignment rules' cheap step covers it
     for m in sorted(matches, key=lambda x: x.start()):
         at = m.start()
         if m.re is _ENTITY:

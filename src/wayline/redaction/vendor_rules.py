@@ -304,14 +304,18 @@ def _vendor_values(text: str) -> str:
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     out: list[str] = []
     pos = 0
-    for word in _VENDOR_WORD.finditer(lower):
+    words = list(_VENDOR_WORD.finditer(lower))
+    # a vendor named more than once per 48 characters is generated text: only the value right
+    # after each name is read, not the next line's
+    near = not (len(words) > 256 and len(words) * 48 > len(text))
+    for word in words:
         if word.start() and _GLUED_BEFORE.match(text, word.start() - 1) is not None:
             continue
         shape = _VENDOR_SHAPES[word.group()]
         m = _VENDOR_TAIL.match(text, word.end())
         spans = [] if m is None else [m.span(g) for g in ("v1", "v2") if m.group(g) is not None]
         found = [(a, b) for a, b in spans if shape.fullmatch(text, a, b) is not None]
-        if not found:
+        if not found and near:
             found = _near_values(text, word.end(), shape)
         for start, end in found:
             if start < pos:
@@ -520,6 +524,9 @@ def _sas_span(text: str, at: int, floor: int) -> tuple[int, int] | None:
 def _sas_tokens(text: str) -> str:
     if "sv=" not in text:
         return text  # no signed version: no SAS token (a lone sig is the query rules')
+    sigs = text.count("sig=")
+    if sigs > 256 and sigs * 64 > len(text):
+        return text  # a sig per 64 characters is no SAS token (each is 100+): generated text
     out: list[str] = []
     pos = 0
     floor = 0
