@@ -1,23 +1,10 @@
 """``observability/relay``: observer hooks → Relay-compatible ATOF events and ATIF trajectories.
 
-Configuration (both prefixes work; ``WAYLINE_RELAY_`` wins): ``ATOF_ENABLED``,
-``ATOF_OUTPUT_DIRECTORY``, ``ATOF_FILENAME``, ``ATOF_MODE``, ``ATIF_ENABLED``,
-``ATIF_OUTPUT_DIRECTORY``, ``ATIF_FILENAME_TEMPLATE``, ``ATIF_AGENT_NAME``,
-``ATIF_AGENT_VERSION``, ``ATIF_MODEL_NAME``, ``ATIF_SUBAGENT_EXPORT_MODE`` and
-``PLUGINS_TOML`` (as Hermes' Relay plugin). With an ``adaptive`` component in the plugins.toml the
-plugin also registers ``llm_execution``/``tool_execution`` middleware that runs the
-real calls inside ``relay.llm.execute``/``relay.tools.execute`` (so intercepts apply)
-and skips its manual llm/tool spans so nothing is recorded twice.
-
-Works unchanged in any host that implements the Hermes plugin contract. Hermes Agent
-finds it through the ``hermes_agent.plugins`` entry point ``wayline_relay``
-(``hermes plugins enable wayline_relay``); ``docs/hermes.md`` lists the host
-differences absorbed here and in the observer.
-
-One :class:`RelayPlugin` per host (see :func:`register`): any number of agents in one
-process each keep their own record, closed with their host or at the process exit
-(``wayline.host.exit.ExitHook``: also in Hermes' one-shot mode, which leaves through
-``os._exit``).
+Configured by environment (``WAYLINE_RELAY_*`` or Hermes' ``HERMES_NEMO_RELAY_*``) and a
+plugins.toml (:mod:`.settings`). With an ``adaptive`` component in the plugins.toml the plugin
+also registers execution middleware that runs the real calls inside relay's spans
+(:mod:`.managed`). Works unchanged in Hermes Agent (entry point ``wayline_relay``;
+``docs/hermes.md`` lists the host differences absorbed here and in the observer).
 """
 
 from __future__ import annotations
@@ -25,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from wayline.contract.private import private_directory
@@ -117,82 +102,6 @@ def _host_agent(ctx: Any) -> tuple[str, str | None]:
     return "wayline", None
 
 
-class _OncePerCall:
-    """Runs a tool_execution middleware once per tool call and thread.
-
-    Hermes 0.19.0 wraps a registry tool of a parallel batch in ``tool_execution``
-    twice on the same worker thread (the batch runner and ``handle_function_call``);
-    the inner, re-entrant invocation passes straight through so one call is one span.
-    Middleware (control callback): downstream errors propagate unchanged.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._local = threading.local()
-
-    def __call__(self, **kw: Any) -> Any:
-        """Delegate to the wrapped middleware, or pass through when already inside it."""
-        active: set[tuple[str, str]] | None = getattr(self._local, "active", None)
-        if active is None:
-            active = self._local.active = set()
-        call = kw.get("tool_call_id")
-        key = (str(kw.get("session_id")), str(call))
-        if call is not None and key in active:
-            return kw["next_call"](kw.get("args"))
-        active.add(key)
-        try:
-            return self._inner(**kw)
-        finally:
-            active.discard(key)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, SimpleNamespace):
-        return {str(k): _plain(v) for k, v in vars(value).items()}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        return dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-class _DumpableNamespace(SimpleNamespace):
-    """A ``SimpleNamespace`` provider response that also answers ``model_dump()``."""
-
-    def model_dump(self, mode: str = "python", **_: Any) -> Any:
-        """The response as JSON data, like an OpenAI SDK object's ``model_dump``."""
-        return _plain(self)
-
-
-class _SdkShaped:
-    """Presents Hermes' streamed responses to the managed LLM middleware as SDK objects.
-
-    Hermes 0.19.0's streaming path returns a ``types.SimpleNamespace`` tree instead of an
-    OpenAI SDK object; the host gets the same object back (a subclass instance sharing
-    its fields). Middleware (control callback): errors propagate unchanged.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __call__(self, **kw: Any) -> Any:
-        """Run the wrapped middleware with a ``next_call`` whose result has ``model_dump``."""
-        downstream = kw["next_call"]
-
-        def next_call(payload: Any = None) -> Any:
-            response = downstream(payload)
-            if type(response) is SimpleNamespace:
-                return _DumpableNamespace(**vars(response))
-            return response
-
-        return self._inner(**{**kw, "next_call": next_call})
-
-
 class RelayPlugin(PluginInstance["RelayHandlers"]):
     """The plugin's state for one host: settings, observer and exporters, hook queue.
 
@@ -245,8 +154,8 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
         execution = ManagedExecution(handlers.observer, str(self.settings.adaptive_mode))
         emitting = handlers.route.emitting
         return {
-            "llm_execution": _SdkShaped(emitting(execution.llm_execution)),
-            "tool_execution": _OncePerCall(emitting(execution.tool_execution)),
+            "llm_execution": emitting(execution.llm_execution),
+            "tool_execution": emitting(execution.tool_execution),
         }
 
     @property

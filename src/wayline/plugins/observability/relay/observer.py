@@ -37,10 +37,9 @@ from wayline.plugins.observability.relay.payload import (
     metadata,
     model_arguments,
     payload_time,
+    request_body,
     start_metadata,
 )
-from wayline.plugins.observability.relay.redacting import redacting
-from wayline.plugins.observability.relay.request import request_body
 from wayline.plugins.observability.relay.settings import DEFAULT_AGENT_NAME, RelaySettings
 from wayline.pricing import Pricer, price_table, with_cost
 from wayline.redaction.sanitize import sanitize
@@ -87,16 +86,14 @@ class RelayObserver:
     def __init__(
         self,
         settings: RelaySettings,
+        route: EventRoute,
         *,
-        route: EventRoute | None = None,
         later: HookQueue | None = None,
         managed: bool = False,
     ) -> None:
         self.settings = settings
         self.managed = managed
-        # Where this observer's sessions' ATIF exporters subscribe: the plugin instance's
-        # route (only its own events), or relay's registry for an observer used on its own.
-        self.route = route
+        self.route = route  # where its sessions' ATIF exporters subscribe
         # Live ATIF snapshots run here when the hook thread is idle (None: at once).
         self.later: HookQueue | None = later
         self._lock = threading.RLock()
@@ -163,12 +160,7 @@ class RelayObserver:
                 sess.atif_name = f"wayline.relay.atif.{session_id}"
                 # Subscribe before the start event would be emitted is impossible (the
                 # scope exists now), so feed the exporter the start of its own scope first.
-                # Managed calls' events carry raw payloads.
-                on_event = redacting(sess.atif.on_event) if self.managed else sess.atif.on_event
-                if self.route is not None:
-                    self.route.add(sess.atif_name, on_event)
-                else:
-                    relay.subscribers.register(sess.atif_name, on_event)
+                self.route.add(sess.atif_name, sess.atif.on_event)
                 self._replay_start(sess)
             self.sessions[session_id] = sess
             return sess
@@ -277,10 +269,7 @@ class RelayObserver:
         relay.scope.close_detached(sess.handle, output=output)
         self.write_atif(sess)
         if sess.atif is not None:
-            if self.route is not None:
-                self.route.remove(sess.atif_name)
-            else:
-                relay.subscribers.deregister(sess.atif_name)
+            self.route.remove(sess.atif_name)
 
     def _end_dangling(self, session_id: str | None) -> None:
         # Spans the host never ended (crash paths, a host that skips post hooks, a
