@@ -2,6 +2,11 @@
 
 Labels are deliberately low-cardinality: model, provider, tool name, outcome, role, status,
 choice, pattern key, error type — never a session, turn, request or tool-call id.
+
+A call's cost (on its ``api.{model}`` span and in ``hermes.llm.cost``) comes from
+:mod:`wayline.pricing` (the bundled ``genai-prices`` table, offline). A model the table does
+not know gets no cost attribute and adds nothing to the counter: an unknown cost is absent,
+never $0.
 """
 
 from __future__ import annotations
@@ -10,6 +15,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from opentelemetry.metrics import Meter
+
+from wayline.plugins.observability.otel.attributes import Attrs
+from wayline.pricing import COST_ATTRIBUTES, Pricer
+
+__all__ = ["Instruments"]
 
 #: gen_ai.client.token.usage buckets from the GenAI semantic conventions: 1, 4, 16, ... 4^13.
 TOKEN_BUCKETS = tuple(4**n for n in range(14))
@@ -59,6 +69,11 @@ class Instruments:
     """Every instrument the plugin records, created once per plugin instance."""
 
     def __init__(self, meter: Meter) -> None:
+        self.pricer = Pricer()
+        self.pricer.load()  # with the plugin's build, not at the first priced call
+        self.cost: Adder = meter.create_counter(
+            "hermes.llm.cost", unit="USD", description="Cost of successful provider calls"
+        )
         self.tool_calls: Adder = meter.create_counter(
             "hermes.tool.calls", unit="{call}", description="Tool calls by tool and outcome"
         )
@@ -159,3 +174,18 @@ class Instruments:
             self.retries.add(1, {"error_type": error_type})
         if duration_s is not None:
             self.operation_duration.record(duration_s, {**genai, "error.type": error_type})
+
+    def add_cost(self, attrs: Attrs, kw: Mapping[str, Any], labels: Mapping[str, str]) -> None:
+        """Set a priced call's cost attributes on ``attrs`` and count it under its model."""
+        cost = self.pricer.hook_cost(kw)
+        if cost is None:
+            return
+        for key in COST_ATTRIBUTES:
+            attrs[key] = cost
+        self.cost.add(
+            cost,
+            {
+                "model": labels.get("gen_ai.request.model", ""),
+                "provider": labels.get("gen_ai.provider.name", ""),
+            },
+        )

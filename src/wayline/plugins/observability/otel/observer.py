@@ -46,7 +46,6 @@ from wayline.plugins.observability.otel.attributes import (
     tool_target,
     usage_counts,
 )
-from wayline.plugins.observability.otel.cost import CostMeter
 from wayline.plugins.observability.otel.instruments import Instruments
 from wayline.plugins.observability.otel.pipeline import Pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings
@@ -55,8 +54,8 @@ from wayline.plugins.observability.otel.tracker import (
     Tracker,
     TurnState,
     end_span,
+    traceparent_of,
 )
-from wayline.plugins.observability.otel.turns import Turns, traceparent_of
 
 
 def _ns(epoch_s: Any) -> int | None:
@@ -99,14 +98,15 @@ class OtelObserver:
         self.settings = settings
         self.pipeline = pipeline
         self.c = Cleaner(settings)
-        self.t = Tracker(pipeline.tracer, settings.root_span_ttl_ms, clock, pipeline.ids)
         self.m = Instruments(pipeline.meter)
-        self.cost = CostMeter(pipeline.meter)
-        self.turns = Turns(
-            self.t,
+        self.t = Tracker(
+            pipeline.tracer,
             self.c,
-            settings,
             self.m,
+            agent_name=settings.agent_name,
+            ttl_ms=settings.root_span_ttl_ms,
+            clock=clock,
+            ids=pipeline.ids,
             remote_parent=remote_parent,
             remote_parent_session=remote_parent_session,
         )
@@ -114,14 +114,14 @@ class OtelObserver:
     # -- session hooks -----------------------------------------------------------------------
     def on_session_start(self, **kw: Any) -> None:
         """Open the session's root span (``agent``/``cron``), nested under its delegation."""
-        self.turns.sweep()
+        self.t.sweep()
         sid = kw.get("session_id")
         if not isinstance(sid, str) or not sid:
             return
         with self.t.lock:
             if sid in self.t.pending or self.t.turns_of(sid):
                 return
-            self.t.pending[sid] = self.turns.new_root(sid, kw)
+            self.t.pending[sid] = self.t.new_root(sid, kw)
 
     def on_session_end(self, **kw: Any) -> None:
         """Close the turn's root with the turn summary; flush (bounded) for top-level sessions."""
@@ -142,7 +142,7 @@ class OtelObserver:
                 pending = self.t.pending.pop(sid)
                 states = [TurnState("", sid, pending.kind, pending.span, pending.started)]
             for s in states:
-                self.turns.close_turn(
+                self.t.close_turn(
                     s,
                     final,
                     reason=reason,
@@ -167,7 +167,7 @@ class OtelObserver:
         with self.t.lock:
             for state in self.t.turns_of(sid):
                 self.t.turns.pop(state.turn_id, None)
-                self.turns.close_turn(state, "incomplete", reason="finalized", closed_by="finalize")
+                self.t.close_turn(state, "incomplete", reason="finalized", closed_by="finalize")
             pending = self.t.pending.pop(sid, None)
             if pending is not None:
                 end_span(pending.span, {"hermes.span.closed_by": "finalize"})
@@ -179,10 +179,10 @@ class OtelObserver:
     # -- llm ----------------------------------------------------------------------------------
     def pre_llm_call(self, **kw: Any) -> None:
         """Open ``llm.{model}`` under the turn's root (synthesizing the root if needed)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = llm_attrs(self.c, kw)
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             if state is None or ("llm", state.turn_id) in state.open:
                 return
             if "input.value" in attrs and self.c.content:
@@ -209,11 +209,11 @@ class OtelObserver:
     # -- api attempts -------------------------------------------------------------------------
     def pre_api_request(self, **kw: Any) -> None:
         """Open ``api.{model}`` under the turn's llm span; retries reuse the request id."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = api_start_attrs(self.c, kw)
         rid = str(kw.get("api_request_id") or "")
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             key = _child(state, f"api/{state.api_attempts + 1}") if state is not None else None
             span = self._api_span(state, kw, attrs, key)
             if state is None:
@@ -256,7 +256,7 @@ class OtelObserver:
         attrs = api_end_attrs(self.c, kw)
         usage = usage_counts(kw.get("usage"))
         labels = self._genai_labels(kw)
-        self.cost.add(attrs, kw, labels)
+        self.m.add_cost(attrs, kw, labels)
         with self.t.lock:
             state, span = self._pop_api(kw)
             if span is None:  # attempt began before the plugin loaded
@@ -269,7 +269,7 @@ class OtelObserver:
 
     def api_request_error(self, **kw: Any) -> None:
         """Close the attempt as ERROR with an exception event (or open+close ``api.error``)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs, etype, message = api_error_attrs(self.c, kw)
         retryable = kw.get("retryable") if isinstance(kw.get("retryable"), bool) else None
         retries, limit = kw.get("retry_count"), kw.get("max_retries")
@@ -307,13 +307,13 @@ class OtelObserver:
     # -- tools --------------------------------------------------------------------------------
     def pre_tool_call(self, **kw: Any) -> None:
         """Open ``tool.{name}`` under its api span (parallel calls become siblings)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = tool_start_attrs(self.c, kw)
         name = str(attrs["tool.name"])
         call_id = str(kw.get("tool_call_id") or f"{name}:{id(kw)}")
         target, command = tool_target(kw.get("args"))
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             if state is not None and ("tool", call_id) in state.open:
                 return
             parent: Span | None = None
@@ -363,7 +363,7 @@ class OtelObserver:
     # -- delegation ---------------------------------------------------------------------------
     def subagent_start(self, **kw: Any) -> None:
         """Open ``subagent.{role}`` and remember it so the child's root nests under it."""
-        self.turns.sweep()
+        self.t.sweep()
         child = kw.get("child_session_id")
         if not isinstance(child, str) or not child:
             return
@@ -430,7 +430,7 @@ class OtelObserver:
 
     def pre_approval_request(self, **kw: Any) -> None:
         """Open ``approval.{pattern_key}`` in the gated tool's turn (keyed by turn id)."""
-        self.turns.sweep()
+        self.t.sweep()
         pattern = self.c.ident(kw.get("pattern_key") or "unknown", LABEL_MAX)
         attrs = approval_start_attrs(self.c, kw, pattern)
         key = self._approval_key(kw)
@@ -482,4 +482,4 @@ class OtelObserver:
 
     def close_all(self, reason: str = "shutdown") -> None:
         """End everything still open (process exit): turns as ``incomplete``."""
-        self.turns.close_all(reason)
+        self.t.close_all(reason)
