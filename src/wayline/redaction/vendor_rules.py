@@ -27,6 +27,7 @@ import base64
 import binascii
 import re
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import REDACTED, SecretPattern
 from wayline.redaction.secret_names import made_of_words
 
@@ -48,21 +49,21 @@ _B64 = "A-Za-z0-9+/"
 # signature at 33; Azure Functions keys use the URL-safe alphabet (56 characters); search
 # and container-registry keys are 52 characters of base62 (+ACR inside). Signatures are
 # found first (one literal scan), then the key around them is checked: no per-position scan.
-_SIGNATURE = re.compile(
+_SIGNATURE = lazy_compile(
     r"\+ASt|\+ABa|ACDb|APIM|\+AMC|\+ASb|\+AEh|\+ARm|AzCa|AIoT|AZEG|\+SQL|AzFu|AzSe|\+ACR|JQQJ9"
 )
 _AZURE_SHAPES = (
     # (characters before the signature, regex from the signature's start, alphabet before)
-    (76, re.compile(r"[A-Za-z0-9+/]{4}[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=])"), _B64),
-    (33, re.compile(r"[A-Za-z0-9+/]{4}[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"), _B64),
-    (44, re.compile(r"AzFu[A-Za-z0-9_\-]{5}[AQgw]==(?![\w\-=])"), r"A-Za-z0-9_\-"),
-    (42, re.compile(r"AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9])"), "A-Za-z0-9"),
-    (42, re.compile(r"\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9+/])"), _B64),
+    (76, lazy_compile(r"[A-Za-z0-9+/]{4}[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=])"), _B64),
+    (33, lazy_compile(r"[A-Za-z0-9+/]{4}[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"), _B64),
+    (44, lazy_compile(r"AzFu[A-Za-z0-9_\-]{5}[AQgw]==(?![\w\-=])"), r"A-Za-z0-9_\-"),
+    (42, lazy_compile(r"AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9])"), "A-Za-z0-9"),
+    (42, lazy_compile(r"\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9+/])"), _B64),
     # Microsoft's common annotated security keys (Azure AI services, OpenAI): 84 characters,
     # "JQQJ9" at 52, then a version, a date and the provider's data.
     (
         52,
-        re.compile(
+        lazy_compile(
             r"JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}"
             r"(?:[A-Za-z0-9]{2}==)?(?![A-Za-z0-9+/=])"
         ),
@@ -101,7 +102,7 @@ def _azure_keys(text: str) -> str:
 # ------------------------------------------------------ Atlassian Data Center access tokens
 
 # A "/" may precede it (a URL's path); decoding, not the boundary, decides.
-_DC_PAT = re.compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
+_DC_PAT = lazy_compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
 _DC_PAT_ID = re.compile(rb"[0-9]{12}:")
 
 
@@ -138,12 +139,12 @@ def _dc_pats(text: str) -> str:
 # "Using Key=…", "key = …", "KEY: …": the word "key" alone names a table's key as often as
 # a credential, so its value must have the shape of a vendor key. A qualifier before it
 # that names a non-secret key ("cache key", "sort key", "primary key") keeps the value.
-_KEY_LABEL = re.compile(
+_KEY_LABEL = lazy_compile(
     r"(?i:key)(?<![\w.\-/]key)(?<![\w.\-/]Key)(?<![\w.\-/]KEY)(?:\\*[\"'])?[ \t]*[:=][ \t]*"
     r"(?:\\*[\"'])?"
     r"(?P<val>(?!<redacted>)[A-Za-z0-9_\-+/=.]{16,256})(?![A-Za-z0-9_\-+/=.])"
 )
-_QUALIFIER = re.compile(r"([A-Za-z]+)[ \t_\-]+\Z")
+_QUALIFIER = lazy_compile(r"([A-Za-z]+)[ \t_\-]+\Z")
 _NOT_SECRET_KEYS = frozenset(
     {"cache", "sort", "primary", "foreign", "partition", "hash", "lookup", "row", "unique",
      "index", "search", "public", "idempotency", "dedup", "object", "map", "dict", "group",
@@ -151,11 +152,11 @@ _NOT_SECRET_KEYS = frozenset(
      "composite", "natural", "surrogate", "candidate", "sharding", "routing", "cluster",
      "hot", "music", "the", "a", "this", "that", "same", "next", "previous", "dictionary"}
 )  # fmt: skip
-_HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
-_GROUP_MIXED = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
-_LETTER_RUN = re.compile(r"[A-Za-z]{17,}")
-_DIGITS = re.compile(r"[0-9]+")
-_PIECES = re.compile(r"[_\-]")
+_HEX = lazy_compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_GROUP_MIXED = lazy_compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
+_LETTER_RUN = lazy_compile(r"[A-Za-z]{17,}")
+_DIGITS = lazy_compile(r"[0-9]+")
+_PIECES = lazy_compile(r"[_\-]")
 
 
 def vendor_key_shaped(value: str) -> bool:
@@ -209,7 +210,7 @@ _DASH_PAIR = re.compile(
     r"(?:->?|=>|–|—)[ \t]+\\*(?P<q>[\"'])"
     r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'\\]*[0-9])[^\s\"'\\]{8,256})\\*(?P=q)"
 )
-_DASH_WORD = re.compile(
+_DASH_WORD = lazy_compile(
     r"(?<![A-Za-z0-9])(?:token|secret|key|api[_\-]?key|apikey|password|passwd|pat)[ \t]+\Z",
     re.IGNORECASE,
 )
