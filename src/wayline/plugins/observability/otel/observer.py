@@ -216,13 +216,10 @@ class OtelObserver:
             state = self.t.open_turn(kw)
             key = _child(state, f"api/{state.api_attempts + 1}") if state is not None else None
             span = self._api_span(state, kw, attrs, key)
-            if state is None:
-                self.t.loose[("api", rid)] = (span, self.t.clock())
-                return
-            state.apis[rid] = span
-            state.last_api = span
-            state.open[("api", rid)] = span
-            state.api_attempts += 1
+            self.t.hold(state, ("api", rid), span)
+            if state is not None:
+                state.apis[rid] = state.last_api = span
+                state.api_attempts += 1
 
     def _api_span(
         self, state: TurnState | None, kw: Mapping[str, Any], attrs: Attrs, key: str | None
@@ -234,13 +231,8 @@ class OtelObserver:
         return self.t.start(name, parent, attrs, kind=SpanKind.CLIENT, start_time=start, key=key)
 
     def _pop_api(self, kw: Mapping[str, Any]) -> tuple[TurnState | None, Span | None]:
-        rid = str(kw.get("api_request_id") or "")
         state = self.t.find_turn(kw.get("turn_id"), kw.get("session_id"))
-        span = state.open.pop(("api", rid), None) if state is not None else None
-        if span is None:
-            loose = self.t.loose.pop(("api", rid), None)
-            span = loose[0] if loose else None
-        return state, span
+        return state, self.t.take(state, ("api", str(kw.get("api_request_id") or "")))
 
     def _genai_labels(self, kw: Mapping[str, Any]) -> dict[str, str]:
         labels = {"gen_ai.operation.name": "chat"}
@@ -322,10 +314,9 @@ class OtelObserver:
                 parent = parent or state.parent_for_children()
             key = _session_key(kw, "tool", kw.get("tool_call_id"))
             span = self.t.start(f"tool.{name}", parent, attrs, key=key)
+            self.t.hold(state, ("tool", call_id), span)
             if state is None:
-                self.t.loose[("tool", call_id)] = (span, self.t.clock())
                 return
-            state.open[("tool", call_id)] = span
             state.tool_parents[call_id] = parent or state.root
             state.tool_names[call_id] = name
             state.tools.append(name)
@@ -342,10 +333,7 @@ class OtelObserver:
         call_id = str(kw.get("tool_call_id") or "")
         with self.t.lock:
             state = self.t.tool_turn(kw.get("turn_id"), call_id)
-            span = state.open.pop(("tool", call_id), None) if state is not None else None
-            if span is None:
-                loose = self.t.loose.pop(("tool", call_id), None)
-                span = loose[0] if loose else None
+            span = self.t.take(state, ("tool", call_id))
             if span is None:  # no pre_tool_call seen (blocked before it, or loaded late)
                 parent = state.parent_for_children() if state is not None else None
                 key = _session_key(kw, "tool", call_id)
@@ -443,11 +431,9 @@ class OtelObserver:
             span = self.t.start(
                 f"approval.{pattern}", parent, attrs, key=_session_key(kw, "approval", key)
             )
-            if state is None:
-                self.t.loose[("approval", key)] = (span, self.t.clock())
-                return
-            state.open[("approval", key)] = span
-            state.approval_started[key] = self.t.clock()
+            self.t.hold(state, ("approval", key), span)
+            if state is not None:
+                state.approval_started[key] = self.t.clock()
 
     def post_approval_response(self, **kw: Any) -> None:
         """Close ``approval.{pattern_key}`` (always OK) with the choice and the wait."""

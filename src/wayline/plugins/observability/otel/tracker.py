@@ -245,6 +245,20 @@ class Tracker:
             return found
         return next((s for s in self.turns.values() if ("tool", tool_call_id) in s.open), None)
 
+    def hold(self, state: TurnState | None, key: Key, span: Span) -> None:
+        """Keep an open child span in its turn, or loose (with its start) without one."""
+        if state is not None:
+            state.open[key] = span
+        else:
+            self.loose[key] = (span, self.clock())
+
+    def take(self, state: TurnState | None, key: Key) -> Span | None:
+        """The open child span ``key`` of ``state``, else the loose one, removed."""
+        span = state.open.pop(key, None) if state is not None else None
+        if span is None and key in self.loose:
+            span = self.loose.pop(key)[0]
+        return span
+
     # -- roots -------------------------------------------------------------------------------
     def root_links(
         self, session_id: Any, kw: Mapping[str, Any]

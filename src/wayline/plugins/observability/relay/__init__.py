@@ -110,15 +110,17 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
     built on first use (:meth:`built`); :meth:`close` releases everything.
     """
 
+    HOOKS = RELAY_HOOKS
+
     def __init__(self, settings: RelaySettings) -> None:
         self.settings = settings
         self.managed = settings.adaptive_mode is not None
+        atif = settings.atif
+        self._ends = _EndWaits(atif is not None and atif.subagent_export_mode == "all")
         queued = settings.async_hooks and not self.managed
         if queued:
             _check_outputs(settings)  # what building would reject fails the plugin's load here
         super().__init__("observability/relay", queued=queued, drain_s=WAIT_S, close_s=WAIT_S)
-        if self.queue is None:
-            self.built()  # hooks run on the calling thread: build now, fail at load
 
     def _make(self) -> RelayHandlers:
         from wayline.plugins.observability.relay.handlers import RelayHandlers
@@ -133,16 +135,8 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
     def _callback(self, built: RelayHandlers, hook: str) -> Callable[..., Any]:
         return built.callbacks[hook]
 
-    def hooks(self) -> dict[str, Any]:
-        """Hook name -> host callback (OBSERVERS): queued unless hooks run synchronously."""
-        ends = _EndWaits(
-            self.settings.atif is not None and self.settings.atif.subagent_export_mode == "all"
-        )
-        hooks: dict[str, Any] = {}
-        for hook in RELAY_HOOKS:
-            callback = self.handler(hook)
-            hooks[hook] = callback if self.queue is None else ends.wrap(self.queue, hook, callback)
-        return self.armed(hooks)
+    def _queued(self, queue: HookQueue, hook: str, callback: Callable[..., Any]) -> QueuedHook:
+        return self._ends.wrap(queue, hook, callback)
 
     def middleware(self) -> dict[str, Any]:
         """Managed (adaptive) mode's execution middleware, run with this instance's route."""
