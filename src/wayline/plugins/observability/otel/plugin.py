@@ -1,10 +1,4 @@
-"""One plugin instance: settings, the private pipeline and observer, and what a host calls.
-
-With ``async_hooks`` (the default) the pipeline and observer are built on the hook thread,
-which runs a session's first hook at once, not in ``register()``: importing the
-OpenTelemetry SDK then happens while the agent waits for its first model reply, neither on
-its start-up path nor at a session's end.
-"""
+"""One plugin instance: settings, the private pipeline and observer, and what a host calls."""
 
 from __future__ import annotations
 

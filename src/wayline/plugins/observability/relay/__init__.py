@@ -38,14 +38,10 @@ _CHILDREN_KEPT = 4096
 
 
 class _EndWaits:
-    """Which session ends wait for the hook thread: those whose files a caller may read at once.
-
-    A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its ATOF
-    lines and ATIF file are written. A delegated child (known from ``subagent_start``, seen
-    on the calling thread) has no file of its own unless ATIF exports every child, and its
-    lines are written before its parent's end returns: a child's end does not hold up the
-    parent's tool call. Observer wrappers: they only queue, and wait, never raise.
-    """
+    """Which session ends wait for the hook thread: those whose files a caller may read at
+    once. A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its
+    ATOF lines and ATIF file are written; a delegated child's (known from ``subagent_start``)
+    does not hold up the parent's tool call, unless ATIF exports every child to a file."""
 
     def __init__(self, all_children_exported: bool) -> None:
         self._exported = all_children_exported
@@ -61,11 +57,8 @@ class _EndWaits:
         return self._exported
 
     def wrap(self, queue: HookQueue, hook: str, callback: Any) -> QueuedHook:
-        """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so.
-
-        ``on_session_end`` never waits: a run's end is not the session's, and the handlers
-        are built on the hook thread when the session's first hook arrives.
-        """
+        """The host callback (an OBSERVER) of ``hook``: queued, and waiting where
+        :meth:`waits` says so (``on_session_end`` never: a run's end is not the session's)."""
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
         if hook == "subagent_start":
@@ -103,12 +96,8 @@ def _host_agent(ctx: Any) -> tuple[str, str | None]:
 
 
 class RelayPlugin(PluginInstance["RelayHandlers"]):
-    """The plugin's state for one host: settings, observer and exporters, hook queue.
-
-    Built by :func:`register` for each host (two agents in one process have two, each with its
-    own files, and neither sees the other's events). The observer and its exporters are
-    built on first use (:meth:`built`); :meth:`close` releases everything.
-    """
+    """The plugin's state for one host: settings, observer and exporters, hook queue (two
+    agents in one process have two, each with its own files)."""
 
     HOOKS = RELAY_HOOKS
 
@@ -128,8 +117,6 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
         return RelayHandlers(self.settings, later=self.queue, managed=self.managed)
 
     def _release(self, built: RelayHandlers) -> None:
-        """Close every open session (ATIF written), flush and close the ATOF file and stream
-        sinks, and drop the relay subscription."""
         built.close()
 
     def _callback(self, built: RelayHandlers, hook: str) -> Callable[..., Any]:
@@ -171,15 +158,10 @@ def _check_outputs(settings: RelaySettings) -> None:
 
 
 def register(ctx: Any) -> RelayPlugin:
-    """Plugin entry point: build this host's instance and subscribe its hooks (and middleware).
-
-    Files go under ``ctx.home`` (wayline's hosts) unless configured elsewhere. A host that
-    takes the instance (``ctx.register_instance``, wayline) closes it with itself; for any
-    other host (Hermes, one per process) it closes at the process exit. Returns the instance.
-    Where the observer runs: on the shared hook thread (async hooks, the default; see
-    ``hookqueue``), or on the calling thread (``*_ASYNC_HOOKS=0``, and always in managed
-    mode, whose middleware runs the real calls inside relay's spans).
-    """
+    """Plugin entry point: build this host's instance and subscribe its hooks (and
+    middleware); returns it. Files go under ``ctx.home`` unless configured elsewhere. The
+    observer runs on the hook thread, or on the calling thread with ``*_ASYNC_HOOKS=0`` and
+    in managed mode (its middleware runs the real calls inside relay's spans)."""
     agent_name, agent_version = _host_agent(ctx)
     home = getattr(ctx, "home", None)
     settings: RelaySettings = load_settings(
