@@ -58,10 +58,15 @@ from wayline.plugins.observability.otel.tracker import (
 )
 
 
-def _ns(epoch_s: Any) -> int | None:
-    if isinstance(epoch_s, int | float) and not isinstance(epoch_s, bool) and epoch_s > 0:
-        return int(epoch_s * 1e9)
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
     return None
+
+
+def _ns(epoch_s: Any) -> int | None:
+    seconds = _number(epoch_s)
+    return int(seconds * 1e9) if seconds is not None and seconds > 0 else None
 
 
 def _child(state: TurnState, what: str) -> str | None:
@@ -78,9 +83,8 @@ def _session_key(kw: Mapping[str, Any], what: str, ident: Any) -> str | None:
 
 
 def _seconds(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
+    seconds = _number(value)
+    return seconds if seconds is not None and seconds >= 0 else None
 
 
 class OtelObserver:
@@ -344,9 +348,8 @@ class OtelObserver:
             end_span(span, attrs, error=error)
         labels = {"tool_name": name, "outcome": outcome}
         self.m.tool_calls.add(1, labels)
-        duration = kw.get("duration_ms")
-        if isinstance(duration, int | float) and not isinstance(duration, bool):
-            self.m.tool_duration.record(float(duration), labels)
+        if (duration := _number(kw.get("duration_ms"))) is not None:
+            self.m.tool_duration.record(duration, labels)
 
     # -- delegation ---------------------------------------------------------------------------
     def subagent_start(self, **kw: Any) -> None:
@@ -402,9 +405,8 @@ class OtelObserver:
                 failed = status in FAILED_SUBAGENT
                 end_span(delegation.span, attrs, error=f"subagent {status}" if failed else None)
         self.m.subagents.add(1, {"role": role, "status": status})
-        duration = kw.get("duration_ms")
-        if isinstance(duration, int | float) and not isinstance(duration, bool):
-            self.m.subagent_duration.record(float(duration), {"role": role})
+        if (duration := _number(kw.get("duration_ms"))) is not None:
+            self.m.subagent_duration.record(duration, {"role": role})
 
     def traceparent_for_child(self, child_session_id: str) -> str | None:
         """W3C ``traceparent`` of the delegation span, for a child started in another process."""

@@ -153,9 +153,24 @@ class ManagedExecution:
 
         codec = self.codec if kw.get("api_mode") in _CODEC_API_MODES else None
         try:
-            result = self._execute_llm(kw, sess, headers, body, provider, codec)
+            result = relay.llm.execute_sync(
+                str(kw.get("provider") or "llm"),
+                relay.LLMRequest(headers, body),
+                provider,
+                handle=sess.handle,
+                data={
+                    "turn_id": kw.get("turn_id"),
+                    "api_request_id": kw.get("api_request_id"),
+                    "api_call_count": kw.get("api_call_count"),
+                    "mode": self.mode,
+                },
+                metadata={**metadata(kw), "mode": self.mode},
+                model_name=kw.get("model"),
+                codec=codec,
+                response_codec=codec,
+            )
         except Exception as exc:
-            if "response" in raw or "called" in raw:
+            if "called" in raw:
                 raise  # the provider's own failure: the original exception, untouched
             # An intercept, codec or guardrail refused the call before the provider ran:
             # fail closed (the host must not run it unrecorded).
@@ -163,26 +178,6 @@ class ManagedExecution:
         # The SDK object when the provider's answer came back untouched; an execution
         # intercept's replacement (a JSON dict) otherwise.
         return raw["response"] if "json" in raw and result is raw["json"] else result
-
-    def _execute_llm(
-        self, kw: dict[str, Any], sess: Any, headers: Any, body: Any, provider: Any, codec: Any
-    ) -> Any:
-        return relay.llm.execute_sync(
-            str(kw.get("provider") or "llm"),
-            relay.LLMRequest(headers, body),
-            provider,
-            handle=sess.handle,
-            data={
-                "turn_id": kw.get("turn_id"),
-                "api_request_id": kw.get("api_request_id"),
-                "api_call_count": kw.get("api_call_count"),
-                "mode": self.mode,
-            },
-            metadata={**metadata(kw), "mode": self.mode},
-            model_name=kw.get("model"),
-            codec=codec,
-            response_codec=codec,
-        )
 
     def tool_execution(self, **kw: Any) -> Any:
         """Run the tool inside a tool execute span keyed by its call id (once per call and
