@@ -263,18 +263,22 @@ class QueuedHook(QueuedObserver):
         callback: Callable[..., Any],
         wait_s: float | None,
         wait_if: Callable[[dict[str, Any]], bool] | None,
+        first: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.queue = queue
         self.hook = hook
         self.callback = callback
         self.wait_s = wait_s
         self.wait_if = wait_if
+        self.first = first
         self.__name__ = getattr(callback, "__name__", hook)
         self.__qualname__ = getattr(callback, "__qualname__", hook)
 
     def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
-        """Queue ``callback(**payload)`` (a snapshot of it unless ``owned``: its host never
-        changes it); then wait if this hook waits for the thread."""
+        """Run ``first(payload)`` if given; queue ``callback(**payload)`` (a snapshot of it
+        unless ``owned``: its host never changes it); then wait if this hook waits."""
+        if self.first is not None:
+            self.first(payload)
         self.queue.put(self.hook, self.callback, payload, owned)
         if self.wait_s is not None and (self.wait_if is None or self.wait_if(payload)):
             self.queue.drain(self.wait_s)
@@ -300,14 +304,16 @@ class HookQueue:
         *,
         wait_s: float | None = None,
         wait_if: Callable[[dict[str, Any]], bool] | None = None,
+        first: Callable[[dict[str, Any]], None] | None = None,
     ) -> QueuedHook:
         """A host callback for ``hook`` that queues ``callback(**payload)`` for the thread.
 
         ``wait_s``: the callback then also waits (at most that long) until the thread has run
         it and everything queued before it, for hooks whose results callers read at once;
-        ``wait_if(payload)``, when given, decides per call whether to wait.
+        ``wait_if(payload)``, when given, decides per call whether to wait. ``first(payload)``
+        runs on the calling thread before the payload is queued (it must not block).
         """
-        return QueuedHook(self, hook, callback, wait_s, wait_if)
+        return QueuedHook(self, hook, callback, wait_s, wait_if, first)
 
     def put(
         self, hook: str, callback: Callable[..., Any], payload: dict[str, Any], owned: bool = False

@@ -62,28 +62,18 @@ class _EndWaits:
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
         if hook == "subagent_start":
-            return _SubagentStart(queue, callback, self._children)
+            return queue.wrap(hook, callback, first=self.note_child)
         return queue.wrap(hook, callback)
 
-
-class _SubagentStart(QueuedHook):
-    """Notes the child's session id on the calling thread (see :class:`_EndWaits`), then
-    queues the hook like any other. Kind: OBSERVER."""
-
-    def __init__(self, queue: HookQueue, callback: Any, children: dict[str, None]) -> None:
-        super().__init__(queue, "subagent_start", callback, None, None)
-        self.children = children
-
-    def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
-        """Remember the child (bounded), then queue the payload."""
+    def note_child(self, payload: dict[str, Any]) -> None:
+        """Remember a delegated child (``subagent_start``, on the calling thread; bounded)."""
         child = payload.get("child_session_id")
         if child:
-            children = self.children
+            children = self._children
             children[str(child)] = None
             if len(children) > _CHILDREN_KEPT:
                 with contextlib.suppress(StopIteration, KeyError, RuntimeError):
                     del children[next(iter(children))]
-        super().enqueue(payload, owned)
 
 
 def _host_agent(ctx: Any) -> tuple[str, str | None]:
