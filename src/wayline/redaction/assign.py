@@ -25,7 +25,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from wayline.redaction._lazyre import lazy_compile
+from wayline.redaction._lazyre import LazyPattern, lazy_compile
 from wayline.redaction._trie import any_word_pattern
 from wayline.redaction.redact_rules import REDACTED
 from wayline.redaction.secret_names import is_expression, is_prose, split_key
@@ -71,7 +71,7 @@ LINE_VALUE = 256
 BARE_VALUE = 1024  # an unquoted word is looked at this far
 
 
-def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
+def names_before_separators(words: tuple[str, ...]) -> LazyPattern:
     """A regex over the REVERSED lowercase text: a separator, then a name with a trigger word.
 
     Scanning reversed text lets the engine skip to each separator at C speed (the pattern
@@ -91,7 +91,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
         run = []
         parts.append(_reversed_word(word))
     parts.extend(_run_alternatives(run))
-    return re.compile(
+    return lazy_compile(
         r"""[=:,|"'`](?:(?<==)[=!:?]*+|(?<=[:,])|(?<=\|)\||(?<=["'`])\\*[ \t])"""
         r"""[ \t]*+(?:[)\]]?["'`]\\*+|\][\w]*\[)?"""
         r"""(?P<name>[\w.\-]*?(?:""" + "|".join(parts) + r""")[\w.\-]*+)"""
@@ -266,7 +266,7 @@ def _value_span(
 
 def apply_assignments(
     text: str,
-    names: re.Pattern[str],
+    names: LazyPattern,
     is_sensitive: Callable[[str], bool],
     is_weak: Callable[[str], bool] = lambda name: False,
 ) -> str:

@@ -313,11 +313,11 @@ def _vendor_values(text: str) -> str:
 # versions are written after (checked by the bare-token pass, ``entropy``, for runs it does
 # not take as random by their look). A URL's query names (``?rcl=<hex>``) are the query
 # rules' to judge.
-_SERVICE_BEFORE = re.compile(
+_SERVICE_BEFORE = lazy_compile(
     r"(?<![\w.\-/$@:%?&=#])(?P<word>[A-Za-z][A-Za-z0-9]{2,30})\\*[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)"
     r"\\*[\"']?\Z"
 )
-_NOT_SERVICE = re.compile(
+_NOT_SERVICE = lazy_compile(
     r"(?:id|ids|uuid|guid|uid|sha[0-9]*|md5|hash|digest|checksum|sum|etag|commit|revision|rev"
     r"|ref|tree|parent|object|blob|version|nonce|salt|fingerprint|thumbprint|boundary"
     r"|signature|sig|serial|address|addr|content|source|integrity|urn|request|trace|span"
@@ -332,9 +332,9 @@ _NOT_SERVICE = re.compile(
     r"|fixes|fix|fixed|reverts|closes|resolves)",
     re.IGNORECASE,
 )
-_SERVICE_HEX = re.compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")
-_SERVICE_BASE36 = re.compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
-_LOWER_RUN = re.compile(r"[a-z]{10,}")
+_SERVICE_HEX = lazy_compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")
+_SERVICE_BASE36 = lazy_compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
+_LOWER_RUN = lazy_compile(r"[a-z]{10,}")
 
 
 def _padded_key(text: str, start: int, core: str) -> bool:
@@ -351,7 +351,7 @@ def _padded_key(text: str, start: int, core: str) -> bool:
     )
 
 
-_B64_RUN = re.compile(r"[A-Za-z0-9+/]+")
+_B64_RUN = lazy_compile(r"[A-Za-z0-9+/]+")
 
 
 def named_by_service(text: str, start: int, core: str) -> bool:
