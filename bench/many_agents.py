@@ -11,10 +11,11 @@ server, measured in the same round. Arms:
   and a ``home=`` of its own (OTel to a JSON-lines file); after the round every home must
   hold its ATOF and span files.
 
-The agents are built before the clock starts and closed after it stops (the close time is in
-the row's detail). Every answer is checked. Rounds run the arms in a rotating order; each
-line is the median of the rounds' ratios (arm seconds / plain seconds of that round), the
-columns the arms' median seconds. An arm that fails reports its error in its row.
+The agents are built before the clock starts and closed after it stops (the CPU to build one
+and the time to close them are in the row's detail). Every answer is checked. Rounds run the
+arms in a rotating order; each line is the median of the rounds' ratios (arm seconds / plain
+seconds of that round), the columns the arms' median seconds. An arm that fails reports its
+error in its row.
 
     .venv/bin/python -m bench.many_agents [--rounds 5] [--agents 64] [--json]
 
@@ -95,12 +96,15 @@ class Arm:
         self.homes: list[Path] = []
         self.agents: list[Any] = []
         plugins = PLUGINS if kind == "plugins" else ()
+        started = time.process_time()
         for i in range(n):
             home = _write_home(scratch / f"{kind}-{i}")
             self.homes.append(home)
             self.agents.append(
                 wayline.Agent(model="bench-model", base_url=base_url, home=home, plugins=plugins)
             )
+        # CPU, not wall: what building one agent costs a server that builds one per request.
+        self.build_cpu = (time.process_time() - started) / n
         self.close_seconds = 0.0
 
     def turns(self) -> float:
@@ -151,8 +155,9 @@ def _wrote_records(home: Path) -> bool:
     return spans.exists() and spans.stat().st_size > 0 and bool(atof)
 
 
-def _round(kind: str, base_url: str, n: int, scratch: Path) -> tuple[float, float]:
-    """One arm's (turn seconds, close seconds), in a scratch directory removed afterwards."""
+def _round(kind: str, base_url: str, n: int, scratch: Path) -> tuple[float, float, float]:
+    """One arm's (turn seconds, close seconds, CPU seconds to build one agent), in a scratch
+    directory removed afterwards."""
     where = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=scratch))
     try:
         arm = Arm(kind, base_url, n, where)
@@ -160,7 +165,7 @@ def _round(kind: str, base_url: str, n: int, scratch: Path) -> tuple[float, floa
             seconds = arm.turns()
         finally:
             arm.close()
-        return seconds, arm.close_seconds
+        return seconds, arm.close_seconds, arm.build_cpu
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -174,6 +179,7 @@ def run(rounds: int = 5, agents: int = AGENTS) -> list[dict[str, Any]]:
     times: dict[str, list[float]] = {k: [] for k in ["plain", *kinds]}
     ratios: dict[str, list[float]] = {k: [] for k in kinds}
     closes: dict[str, list[float]] = {k: [] for k in kinds}
+    builds: dict[str, list[float]] = {k: [] for k in kinds}
     errors: dict[str, str] = {}
     try:
         with ModelServer(SCRIPT, scratch) as srv:
@@ -192,24 +198,25 @@ def run(rounds: int = 5, agents: int = AGENTS) -> list[dict[str, Any]]:
                     if kind in errors:
                         continue
                     try:
-                        seconds, closing = _round(kind, srv.base_url, agents, scratch)
+                        seconds, closing, build = _round(kind, srv.base_url, agents, scratch)
                     except Exception as exc:
                         errors[kind] = f"{type(exc).__name__}: {exc}"
                         continue
                     times[kind].append(seconds)
                     ratios[kind].append(seconds / plain)
                     closes[kind].append(closing)
+                    builds[kind].append(build)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return _rows(agents, rounds, times, ratios, closes, errors)
+    return _rows(agents, times, ratios, closes, builds, errors)
 
 
 def _rows(
     agents: int,
-    rounds: int,
     times: dict[str, list[float]],
     ratios: dict[str, list[float]],
     closes: dict[str, list[float]],
+    builds: dict[str, list[float]],
     errors: dict[str, str],
 ) -> list[dict[str, Any]]:
     median: Callable[[list[float]], float] = statistics.median
@@ -235,7 +242,8 @@ def _rows(
                 passed=ratio <= limit,
                 detail=f"median of {len(ratios[kind])} rounds' ratios "
                 f"({', '.join(f'{x:.2f}' for x in sorted(ratios[kind]))}); "
-                f"closing the agents afterwards {median(closes[kind]):.2f} s",
+                f"building them beforehand {median(builds[kind]) * 1000:.1f} ms of CPU each, "
+                f"closing them afterwards {median(closes[kind]):.2f} s",
             )
         rows.append(row)
     return rows

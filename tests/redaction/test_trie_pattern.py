@@ -41,8 +41,28 @@ def test_no_words_never_match() -> None:
     text=st.text(alphabet=_alphabet, max_size=60),
 )
 def test_word_finder_finds_every_word_that_occurs(words: list[str], text: str) -> None:
-    """One findall pass finds exactly the words that occur, prefixes and overlaps included."""
-    assert WordFinder(words).found(text) == {w for w in words if w and w in text}
+    """The words found are exactly those that occur, prefixes and overlaps included, both when
+    they are looked for one by one and by the compiled pattern's one findall pass."""
+    expected = {w for w in words if w and w in text}
+    assert WordFinder(words).found(text) == expected
+    assert WordFinder(words, scan=0).found(text) == expected
+
+
+def test_word_finder_compiles_its_pattern_once_short_texts_have_used_the_budget() -> None:
+    """Short texts are searched word by word until ``scan`` characters; then, and for any
+    long text, the pattern is compiled, and the answers stay the same throughout."""
+    words = ["secret", "sec", "token", "key", "passwd"]
+    finder = WordFinder(words, scan=40)
+    text = "my secret key, not a token"
+    assert finder.found(text) == {"secret", "sec", "key", "token"}
+    assert finder.found(text) == {"secret", "sec", "key", "token"}
+    assert finder._starts is None  # 14 of the 40 characters were left: still word by word
+    assert finder.found(text) == {"secret", "sec", "key", "token"}
+    assert finder._starts is not None  # the budget was spent: the pattern serves from now on
+    assert finder.found("passwd=x") == {"passwd"}
+    long = WordFinder(words)
+    assert long.found("x" * 5000 + "passwd") == {"passwd"}
+    assert long._starts is not None  # a long text is never searched word by word
 
 
 # The words in cases IGNORECASE matches (Kelvin sign, long s, dotted and dotless i among

@@ -37,40 +37,66 @@ def _alternatives(node: _Node) -> str:
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
+# Until the texts searched add up to this many characters (about what compiling the pattern of
+# a few hundred triggers costs in ``in`` tests), and for texts up to _SCAN_TEXT, each word is
+# looked for with ``in``: a process that redacts a few short texts never compiles the pattern.
+_SCAN_BUDGET = 16_384
+_SCAN_TEXT = 2_048
+
+
 class WordFinder:
     """Which of many literal words occur in a text, found in one regex pass.
 
     ``re.findall`` of the trie inside a lookahead reports, at every position, the shortest
     word starting there; a longer word is then one substring test, made only when a word it
-    starts with occurred. Checking every word with ``in`` would scan the text once per word.
+    starts with occurred. Checking every word with ``in`` scans the text once per word, which
+    is cheaper only than compiling the pattern: short texts are searched so until they add up
+    to ``scan`` characters, and the pattern is compiled for the first text after them.
     """
 
-    __slots__ = ("_longer", "_starts")
+    __slots__ = ("_longer", "_scan", "_starts", "_words")
 
-    def __init__(self, words: Iterable[str]) -> None:
-        unique = sorted({w for w in words if w})
+    def __init__(self, words: Iterable[str], *, scan: int = _SCAN_BUDGET) -> None:
+        self._words = tuple(sorted({w for w in words if w}))
+        self._longer: dict[str, tuple[str, ...]] = {}
+        self._starts: re.Pattern[str] | None = None
+        self._scan = scan  # characters still to search word by word
+
+    def found(self, text: str) -> set[str]:
+        """Every word that occurs in ``text``."""
+        starts = self._starts
+        if starts is None:
+            if len(text) <= _SCAN_TEXT and self._scan > 0:
+                # Two threads may both count: the budget bounds the work, it is not exact.
+                self._scan -= len(text)
+                return {w for w in self._words if w in text}
+            starts = self._compile()
+        shortest = set(starts.findall(text))
+        hits = set(shortest)
+        longer = self._longer
+        for word in shortest:
+            hits.update(t for t in longer[word] if t in text)
+        return hits
+
+    def _compile(self) -> re.Pattern[str]:
+        # Two threads may both compile; each sets equal tables, ``_longer`` before ``_starts``
+        # so that a thread seeing the pattern also sees the table it needs.
+        unique = self._words
         # Sorted, the words a word starts are the run right after it: one pass, not one
         # test per pair of words (hundreds of triggers made that a visible start-up cost).
-        self._longer: dict[str, tuple[str, ...]] = {}
+        longer: dict[str, tuple[str, ...]] = {}
         for i, word in enumerate(unique):
             end = i + 1
             while end < len(unique) and unique[end].startswith(word):
                 end += 1
-            self._longer[word] = tuple(unique[i + 1 : end])
+            longer[word] = tuple(unique[i + 1 : end])
         if not unique:
-            self._starts = re.compile(r"(?!x)x")
-            return
-        first = "[" + "".join(sorted({re.escape(w[0]) for w in unique})) + "]"
-        # The word's first character leads, so the engine skips to candidates at C speed; the
-        # lookbehind steps back onto it and the lookahead captures the word from there.
-        self._starts = re.compile(
-            first + "(?<=(?=(" + any_word_pattern(unique) + "))" + first + ")"
-        )
-
-    def found(self, text: str) -> set[str]:
-        """Every word that occurs in ``text``."""
-        shortest = set(self._starts.findall(text))
-        hits = set(shortest)
-        for word in shortest:
-            hits.update(t for t in self._longer[word] if t in text)
-        return hits
+            starts = re.compile(r"(?!x)x")
+        else:
+            first = "[" + "".join(sorted({re.escape(w[0]) for w in unique})) + "]"
+            # The word's first character leads, so the engine skips to candidates at C speed;
+            # the lookbehind steps back onto it and the lookahead captures the word from there.
+            starts = re.compile(first + "(?<=(?=(" + any_word_pattern(unique) + "))" + first + ")")
+        self._longer = longer
+        self._starts = starts
+        return starts

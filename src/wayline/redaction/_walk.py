@@ -11,7 +11,6 @@ import datetime as _dt
 import enum
 import logging
 import math
-import re
 import sys
 import types
 from collections import deque
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from operator import is_
 from typing import Any
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.known import KnownValues
 from wayline.redaction.memo import SanitizeMemo
 from wayline.redaction.redact import (
@@ -55,7 +55,7 @@ _REDACT_WINDOW = 16_384
 _WORD_REACH = 65_536  # how far the window end moves on to find the end of a word
 _MAX_TYPE_NAME = 200
 _WRAPPER_KEYS = frozenset({"_truncated", "original_type", "preview"})
-_TRUNC_TAIL = re.compile(r"\.\.\.\[truncated [0-9]+ chars\]\Z")
+_TRUNC_TAIL = lazy_compile(r"\.\.\.\[truncated [0-9]+ chars\]\Z")
 
 _log = logging.getLogger(__name__)
 
@@ -472,7 +472,7 @@ class _Walker:
             self.active.discard(ident)
 
 
-_SPACE = re.compile(r"\s")
+_SPACE = lazy_compile(r"\s")
 
 
 def _window_end(s: str, end: int) -> int:

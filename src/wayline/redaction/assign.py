@@ -25,6 +25,7 @@ import functools
 import re
 from collections.abc import Callable
 
+from wayline.redaction._lazyre import LazyPattern, lazy_compile
 from wayline.redaction._trie import any_word_pattern
 from wayline.redaction.redact_rules import REDACTED
 from wayline.redaction.secret_names import is_expression, is_prose, split_key
@@ -38,7 +39,7 @@ __all__ = ["apply_assignments", "names_before_separators"]
 # text after it, up to the next single quote.
 _SHELL_REQUOTE = r"""\\*+'(?:\\*+"\\*+'\\*+"|\\++')\\*+'"""
 # The name, its closing quote (a JSON/dict key), and the separator.
-_HEAD = re.compile(
+_HEAD = lazy_compile(
     r"""(?P<name>[^\W\d][\w.\-]*+)(?:\[\w*\])?(?P<q1>\\*+["'`])?(?:\)|(?P<sub>\]))?[ \t]*+"""
     r"""(?P<sep>:{1,3}=|=>|\?=|===|!==|==|!=|\|\||[:=]|,(?=[ \t]*+\\*+["'`])"""
     r"""|(?<=[ \t])(?=\\*+["'`]))"""
@@ -46,21 +47,21 @@ _HEAD = re.compile(
     r"""(?P<open>\(?)(?:(?P<esc>""" + _SHELL_REQUOTE + r""")|(?P<q2>[fbr]?\\*+["'`]|@\\*["']))?"""
 )
 # An authorization value's scheme word ("Bearer", "Splunk", "token", "Digest").
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%.*])")
+_SCHEME = lazy_compile(r"[A-Za-z][A-Za-z0-9_\-]{1,24}[ \t]+(?=[\w$<{%.*])")
 # A glued value: up to whitespace, a quote, a separator, a closing bracket or a JSON escape.
 # A printf field's bracket (``password=%(pw)s``) is the placeholder's, not a closing one.
-_BARE = re.compile(
+_BARE = lazy_compile(
     r"""(?:%\([A-Za-z_]\w{0,64}\)|[^\s"'`,;&\\)<]|\\\\|\\(?![nrtbf"'\\]|u[0-9A-Fa-f]{4}))+"""
 )  # a JSON-escaped backslash ("\\\\") is a character of the value
 # Where an unquoted line value stops: a raw or JSON-escaped line break.
-_LINE_END = re.compile(r"\r|\n|\\+[nr]")
-_SCALAR_END = re.compile(r"[,}\]]")
-_TRAILING = re.compile(r"[\s)\]};,:]*(?:\{[^\r\n]*)?")
+_LINE_END = lazy_compile(r"\r|\n|\\+[nr]")
+_SCALAR_END = lazy_compile(r"[,}\]]")
+_TRAILING = lazy_compile(r"[\s)\]};,:]*(?:\{[^\r\n]*)?")
 # A line value's text up to a closing bracket it did not open (one nesting level is enough
 # for "f(a, b)" or "[x]" inside a value; deeper text simply runs to the line's end).
-_UNOPENED = re.compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
-_QUOTE = re.compile(r"""\\*+["']""")
-_JSON_STRING_END = re.compile(r'(?<!\\)"')
+_UNOPENED = lazy_compile(r"(?:\([^()]*+\)|\[[^\[\]]*+\]|\{[^{}]*+\}|[^)\]}])*+")
+_QUOTE = lazy_compile(r"""\\*+["']""")
+_JSON_STRING_END = lazy_compile(r'(?<!\\)"')
 _AUTH_WORDS = frozenset({"authorization", "auth"})
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 MAX_VALUE = 4096  # a quoted value is looked at this far; longer ones are replaced to this end
@@ -70,7 +71,7 @@ LINE_VALUE = 256
 BARE_VALUE = 1024  # an unquoted word is looked at this far
 
 
-def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
+def names_before_separators(words: tuple[str, ...]) -> LazyPattern:
     """A regex over the REVERSED lowercase text: a separator, then a name with a trigger word.
 
     Scanning reversed text lets the engine skip to each separator at C speed (the pattern
@@ -90,7 +91,7 @@ def names_before_separators(words: tuple[str, ...]) -> re.Pattern[str]:
         run = []
         parts.append(_reversed_word(word))
     parts.extend(_run_alternatives(run))
-    return re.compile(
+    return lazy_compile(
         r"""[=:,|"'`](?:(?<==)[=!:?]*+|(?<=[:,])|(?<=\|)\||(?<=["'`])\\*[ \t])"""
         r"""[ \t]*+(?:[)\]]?["'`]\\*+|\][\w]*\[)?"""
         r"""(?P<name>[\w.\-]*?(?:""" + "|".join(parts) + r""")[\w.\-]*+)"""
@@ -119,7 +120,7 @@ def _run_alternatives(run: list[str]) -> list[str]:
 
 
 _QUALIFIED = frozenset({"key", "pass", "pat"})
-_ESCAPE_LETTER = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
+_ESCAPE_LETTER = lazy_compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")
 
 
 def _name_start(text: str, start: int, end: int) -> int:
@@ -265,7 +266,7 @@ def _value_span(
 
 def apply_assignments(
     text: str,
-    names: re.Pattern[str],
+    names: LazyPattern,
     is_sensitive: Callable[[str], bool],
     is_weak: Callable[[str], bool] = lambda name: False,
 ) -> str:
@@ -382,7 +383,7 @@ def apply_assignments(
 # cheap step per name, so the time stays linear with a small constant.
 _DENSE_SPACING = 48
 _DENSE_MIN = 256
-_DENSE = re.compile(
+_DENSE = lazy_compile(
     r"""[A-Za-z_][\w.\-]*+(?:\[\w*\])?(?:\\*+["'`])?\)?[ \t]*+"""
     r"""(?::=|=>|\?=|===|!==|==|!=|[:=])[ \t]*+(?:""" + _SHELL_REQUOTE + r"""|\\*+["'`])?"""
     r"""(?P<val>[^\s"'`,;&\\)<]{1,1024})"""
@@ -412,7 +413,7 @@ def _dense(text: str, starts: list[int]) -> str:
 
 
 # An ini section header on a line of its own ("[database]", "[client \"x\"]").
-_SECTION = re.compile(r"""^[ \t]*\[[A-Za-z0-9_.\- :"']{1,64}\][ \t]*\r?$""", re.MULTILINE)
+_SECTION = lazy_compile(r"""^[ \t]*\[[A-Za-z0-9_.\- :"']{1,64}\][ \t]*\r?$""", re.MULTILINE)
 
 
 def _ini_from(text: str) -> int:
@@ -452,13 +453,13 @@ def _auth_name(name: str) -> bool:
     return bool(words) and words[-1] in _AUTH_WORDS
 
 
-_FIRST = re.compile(r"\S+")
+_FIRST = lazy_compile(r"\S+")
 # A quoted word that names something (a header, a field) rather than holding a secret.
-_LOWER_NAME = re.compile(r"[a-z_ \-:]+|[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z_]*")
+_LOWER_NAME = lazy_compile(r"[a-z_ \-:]+|[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z_]*")
 # What only a regular expression holds: a class, an escape class, a group's flags.
-_REGEX_SYNTAX = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?[:=!<P]|\]\+|\]\*")
-_AFTER_LITERAL = re.compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
-_CODE_WORD = re.compile(r"[a-z_][a-z_]*")
+_REGEX_SYNTAX = lazy_compile(r"\\[wdsWDSbB]|\[\^|\(\?[:=!<P]|\]\+|\]\*")
+_AFTER_LITERAL = lazy_compile(r"[ \t]*(?:[;,)]|$|\r|\n|\\n)")
+_CODE_WORD = lazy_compile(r"[a-z_][a-z_]*")
 _LITERALS = frozenset({"true", "false", "none", "null", "yes", "no", "on", "off", "required"})
 
 

@@ -21,15 +21,16 @@ PEM body at 64) is found, and its replacement covers the breaks inside it.
 from __future__ import annotations
 
 import bisect
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import compress
 
+from wayline.redaction._lazyre import lazy_compile
+
 __all__ = ["Automaton"]
 
 _GRAM = 4  # q-gram length of the gate
-_BREAKS = re.compile(r"[\r\n]")
+_BREAKS = lazy_compile(r"[\r\n]")
 
 
 class Automaton:

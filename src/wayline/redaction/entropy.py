@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from itertools import groupby
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.vendor_rules import dc_pat_pieces, is_atlassian_dc_pat, named_by_service
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "looks_random", "redact_bare_tokens"]
@@ -36,43 +37,43 @@ _TOKEN_START = r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/_\-]{2})"
 _RUN = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]{" + str(MIN_TOKEN - 1) + r",}={0,2}")
 # A URL ends at a JSON escape too: inside JSON-encoded text "\n" is two characters, not a
 # line break, and the next line's tokens are not the URL's path.
-_URL = re.compile(
+_URL = lazy_compile(
     r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^\s\"'<>`\\]|\\(?![nrtbf\"\\/]|u[0-9A-Fa-f]{4}))*"
 )
-_DIGEST_BEFORE = re.compile(
+_DIGEST_BEFORE = lazy_compile(
     r"(?:sha(?:1|224|256|384|512)|sha3-\d+|md5|blake2[bs]?|h1|crc32c?)[:=]$", re.IGNORECASE
 )
-_ID_NAME_BEFORE = re.compile(
+_ID_NAME_BEFORE = lazy_compile(
     r"""(?:\b|_)(?:id|ids|uuid|name|model|slug)["']?[ \t]*[:=][ \t]*["']?$""", re.IGNORECASE
 )
-_DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
-_MIXED_HEX = re.compile(r"[0-9a-fA-F]+")
-_HEXISH = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed case is no digest
+_DIGEST_PREFIX = lazy_compile(r"(?:sha(?:1|224|256|384|512)|md5)-", re.IGNORECASE)
+_MIXED_HEX = lazy_compile(r"[0-9a-fA-F]+")
+_HEXISH = lazy_compile(r"[0-9a-f\-]+|[0-9A-F\-]+")  # one case: a digest; mixed case is no digest
 # Base64 of PNG, JPEG, GIF, WebP, PDF, SVG, XML headers: image or document data.
 # A base64 PEM block left by the private-key rule ("LS0tLS1CRUdJTi": "-----BEGIN") is a
 # certificate or public key.
 _MEDIA_HEADS = (
     "iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "PHN2Zy", "PD94bWwg", "LS0tLS1CRUdJTi"
 )  # fmt: skip
-_WORD = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
-_DIGIT = re.compile(r"[0-9]")
-_DOTTED_TAIL = re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
-_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf]")
+_WORD = lazy_compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")
+_DIGIT = lazy_compile(r"[0-9]")
+_DOTTED_TAIL = lazy_compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])")
+_ESCAPE = lazy_compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf]")
 # A NATS nkey seed: "S", the key type (user, account, operator, server, cluster, curve), then
 # base32 (RFC 4648, upper case) to 58 characters. It is upper case and digits only, which the
 # random profile (it wants lower case) does not take.
-_NKEY_SEED = re.compile(r"S[UAONCX][A-Z2-7]{56}")
+_NKEY_SEED = lazy_compile(r"S[UAONCX][A-Z2-7]{56}")
 # Mailgun's API keys since 2021: 32 hex, "-", 8 hex, "-", 8 hex (no UUID or digest is written
 # so); hex, which the random profile keeps as a digest.
-_MAILGUN_KEY = re.compile(r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
+_MAILGUN_KEY = lazy_compile(r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
 # A Webex bot's access token: 64 alphanumerics, "_", 4, "_", then a UUID's layout.
-_WEBEX_TOKEN = re.compile(
+_WEBEX_TOKEN = lazy_compile(
     r"[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[A-Za-z0-9]{8}(?:-[A-Za-z0-9]{4}){3}-[A-Za-z0-9]{12}"
 )
 # An Asana personal access token: "1/<user gid>:" (or "2/<user gid>/<app gid>:") before 32
 # hex; the hex alone reads as a digest, so the head before the ":" tells it.
-_ASANA_HEAD = re.compile(r"(?<![\w/])[0-9]{1,2}/[0-9]{15,20}(?:/[0-9]{15,20})?:\Z")
-_ASANA_KEY = re.compile(r"[0-9a-f]{32}")
+_ASANA_HEAD = lazy_compile(r"(?<![\w/])[0-9]{1,2}/[0-9]{15,20}(?:/[0-9]{15,20})?:\Z")
+_ASANA_KEY = lazy_compile(r"[0-9a-f]{32}")
 
 
 _GRAMMAR_LENGTHS = frozenset({32, 44, 50, 58, 106})  # the lengths _by_grammar knows
@@ -149,7 +150,7 @@ def _looks_random(core: str) -> bool:
 
 # A TOTP/HOTP seed (RFC 6238 over RFC 4226): RFC 4648 base32 of 20 bytes, 32 characters of
 # upper case and 2-7. Upper-case names have words; hex has 0, 1, 8 and 9.
-_BASE32_SEED = re.compile(r"[A-Z2-7]{32}")
+_BASE32_SEED = lazy_compile(r"[A-Z2-7]{32}")
 
 
 def _random_base32(core: str, classes: str) -> bool:
@@ -167,7 +168,7 @@ _SMALL_ALPHABET = 0.9
 # Provider object ids: tool calls (OpenAI ``call_``, ``fc_``; Anthropic ``toolu_``; Bedrock
 # ``tooluse_``), messages, responses, runs, files. Ids are structure: a replay needs them, and
 # none is a credential.
-_ID_PREFIX = re.compile(
+_ID_PREFIX = lazy_compile(
     r"(?:call|toolu|tooluse|srvtoolu|fc|msg|resp|rs|run|thread|asst|req|batch|item|chatcmpl|cmpl"
     r"|file|ftjob|step|vs|conv|evt|sess|session|trace|span)[_\-]"
 )
@@ -242,7 +243,7 @@ def _in_base64_block(text: str, start: int, end: int) -> bool:
 
 
 _WRAPS = (64, 76)
-_NEWLINE = re.compile(r"\r?\n|(?:\\+r)?\\+n")  # a line break, or one JSON-escaped
+_NEWLINE = lazy_compile(r"\r?\n|(?:\\+r)?\\+n")  # a line break, or one JSON-escaped
 
 
 def _line_after(text: str, end: int) -> str | None:
@@ -283,9 +284,9 @@ def _in_url_path(text: str, urls: list[tuple[int, int]], start: int) -> bool:
 # Pieces of one token joined by "." or "=" (a dotted session token, base64 values
 # concatenated with their padding): judged and replaced as one token, never piecewise.
 _COMPOUND = re.compile(_TOKEN_START + r"[A-Za-z0-9+/_\-]*+(?:[.=]{1,2}[A-Za-z0-9+/_\-]++)+={0,2}")
-_SEPARATORS = re.compile(r"[.=]+")
-_LETTERS_ONLY = re.compile(r"[A-Za-z_\-]{6,}")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z_\-]*=(?!=)")  # "key=" before a value: a name, kept
+_SEPARATORS = lazy_compile(r"[.=]+")
+_LETTERS_ONLY = lazy_compile(r"[A-Za-z_\-]{6,}")
+_NAME = lazy_compile(r"[A-Za-z_][A-Za-z_\-]*=(?!=)")  # "key=" before a value: a name, kept
 
 
 def _compound_span(text: str, start: int, end: int) -> tuple[int, int] | None:

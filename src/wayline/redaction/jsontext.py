@@ -19,15 +19,16 @@ import json
 import re
 from typing import Any
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import REDACTED
 
 __all__ = ["keep_json", "replaced_spans"]
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_OPENS = re.compile(r"\s*[\[{]")
-_KEY_END = re.compile(r"\s*:")
-_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)
+_STRING = lazy_compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NUMBER = lazy_compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_OPENS = lazy_compile(r"\s*[\[{]")
+_KEY_END = lazy_compile(r"\s*:")
+_ESCAPE = lazy_compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _DEPTH = 100
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import (
     REDACTED,
     SecretPattern,
@@ -100,7 +101,7 @@ _FORMS = (
 _SECRET_GROUPS = ("secret", "s2", "s3", "s4", "s5")
 # The identifier before the separator, read backwards (a C pointer's "*" and a Go ", _" are
 # not part of it).
-_NAME_BACK = re.compile(r"[ \t]*\\*[\"'`]?[ \t]*([\w$]+)")
+_NAME_BACK = lazy_compile(r"[ \t]*\\*[\"'`]?[ \t]*([\w$]+)")
 
 
 def _name_before(text: str, at: int) -> str:
@@ -109,7 +110,7 @@ def _name_before(text: str, at: int) -> str:
     return "" if m is None else m.group(1)[::-1]
 
 
-_NAME_PIECES = re.compile(r"[._\-]")
+_NAME_PIECES = lazy_compile(r"[._\-]")
 
 
 def _word_piece(piece: str) -> bool:
@@ -140,13 +141,13 @@ def _literal_value(value: str, name: str) -> bool:
 # credential words, and each separator costs one anchored match per form).
 _WINDOW = 96
 # One scan finds them all: the branches start with five letters, which the engine skips to.
-_NAME_WORD = re.compile(
+_NAME_WORD = lazy_compile(
     r"p(?:ass|wd|sw|w)|secret|token|credential|api_?key|private_?key|access_?key"
 )
 # Words a credential word starts that name something else (CredSweeper's keyword rules
 # exclude them the same way): tokens, tokenizer, passed, passing, passage.
 _OTHER_WORDS = {"token": "sie", "pass": "eia"}
-_SEPARATOR = re.compile(r"[:=]|<-")
+_SEPARATOR = lazy_compile(r"[:=]|<-")
 _REACH = 640  # the longest form: a callee, its arguments and a 256-character literal
 
 
@@ -236,7 +237,7 @@ _DECLARED = (
     r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,20})?)[ \t]*=(?![=>])[ \t]*" + _lit("6") + r"(?![\w.(\[])"
 )
 # The three, one alternation: one anchored match per separator.
-_ANY_FORM = re.compile("(?:" + _FORMS + ")|(?:" + _DECLARED + ")|(?:" + _ARROW + ")")
+_ANY_FORM = lazy_compile("(?:" + _FORMS + ")|(?:" + _DECLARED + ")|(?:" + _ARROW + ")")
 
 
 # ------------------------------------------- HTML-entity quotes, a percent-encoded separator
@@ -248,12 +249,12 @@ _ANY_FORM = re.compile("(?:" + _FORMS + ")|(?:" + _DECLARED + ")|(?:" + _ARROW +
 _QUOTE_ESCAPES = r"&quot;|&#34;|&#x22;|&apos;|&#39;|\\u0022|\\u0027"
 # Led by the escaped quote (a scan for a literal); the separator and the name before it are
 # checked in code.
-_ENTITY = re.compile(
+_ENTITY = lazy_compile(
     r"(?P<q>" + _QUOTE_ESCAPES + r")"
     r"(?P<secret>(?:(?!" + _QUOTE_ESCAPES + r")[^\s<>&\\]){4,256})(?P=q)"
 )
-_ENTITY_SEPARATOR = re.compile(r"(?:=|:|\\u003[dDaA])[ \t]*\Z")
-_ENCODED = re.compile(
+_ENTITY_SEPARATOR = lazy_compile(r"(?:=|:|\\u003[dDaA])[ \t]*\Z")
+_ENCODED = lazy_compile(
     r"(?:%3[dD]|\\u003[dD])(?P<secret>(?!%2[47]|\\u00)(?:(?!%26|\\u00)[^\s&\"'<>;\\]){4,256})"
 )
 
@@ -274,7 +275,7 @@ def _quoted_forms(text: str) -> str:
         return text  # generated or hostile text: the assignment rules' cheap step covers it
     for m in sorted(matches, key=lambda x: x.start()):
         at = m.start()
-        if m.re is _ENTITY:
+        if "q" in m.re.groupindex:  # an escaped quote (_ENTITY), not a %3D separator
             sep = _ENTITY_SEPARATOR.search(text, max(0, at - 12), at)
             if sep is None:
                 continue  # an escaped quote that opens no value
@@ -302,14 +303,14 @@ def _quoted_forms(text: str) -> str:
 # A preprocessor or build directive names a constant before its value with a blank between
 # (C's "#define NAME "…"", CMake's "set(NAME "…")", RPM's "%global NAME …"); an HTML input's
 # name attribute names the value attribute of the same tag.
-_DIRECTIVE = re.compile(
+_DIRECTIVE = lazy_compile(
     r"(?:#[ \t]*define[ \t]+|set\((?<![\w.]set\()[ \t]*|%global[ \t]+|%define[ \t]+)"
     r"(?P<name>[A-Za-z_]\w{0,63})[ \t]+"
     r"(?:" + QUOTED_LITERAL + r"|(?P<bare>(?![\"'$%{<(])[^\s)]{6,128}))"
 )
 # Any tag that pairs a name or key attribute with a value attribute: HTML's <input>, .NET's
 # <add key=… value=…>, Ant's and Spring's <property name=… value=…>, <param>, <setting>.
-_INPUT = re.compile(
+_INPUT = lazy_compile(
     r"<[A-Za-z][\w:.\-]{0,32}[ \t\r\n][^<>]{0,256}?\b(?i:name|key)=(?P<qn>[\"']?)"
     r"(?P<name>[\w\-\[\].:]{1,64})(?P=qn)"
     r"[^<>]{0,256}?\b(?i:value)=(?P<q>[\"'])(?P<secret>[^\"'<>]{1,256})(?P=q)"

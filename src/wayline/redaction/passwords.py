@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import (
     REDACTED,
     SecretPattern,
@@ -48,8 +49,8 @@ from wayline.redaction.value_shapes import pronounceable
 
 __all__ = ["password_rules"]
 
-_SYMBOL = re.compile(r"[0-9!@#$%^&*+=?~]")
-_LETTER = re.compile(r"[A-Za-z]")
+_SYMBOL = lazy_compile(r"[0-9!@#$%^&*+=?~]")
+_LETTER = lazy_compile(r"[A-Za-z]")
 
 
 def password_like(value: str) -> bool:
@@ -72,7 +73,7 @@ def password_like(value: str) -> bool:
 # "pass", "pwd" or "pw" as a whole key or label, quoted or not, then ":" "=" or "=>", then a
 # quoted literal or one bare word. The boundary before the name is checked in code (a
 # leading lookbehind would stop the engine's fast scan for the literal).
-_SHORT_NAME = re.compile(
+_SHORT_NAME = lazy_compile(
     r"(?i:passwd|pass|pwd|psw|pw)(?:\[\])?(?P<q0>\\*[\"'])?[ \t]*(?:=>|:=|:|=)(?!=)[ \t]*"
     r"(?:[\[{(][ \t]*)?"  # a one-element list, set or tuple: pwd = ['…']
     r"(?:(?:[bBrRuUfFL@]|u8)?(?P<q>\\*[\"'`])(?P<quoted>[^\"'`\\\r\n]{1,256})(?P=q)"
@@ -81,8 +82,8 @@ _SHORT_NAME = re.compile(
 
 
 # The lead of a bare value: characters of a password written in a pair or a form.
-_PW_RUN = re.compile(r"[^\s,;'\"\\/`()\[\]{}<>]{6,64}(?![^\s,;'\"\\/`()\[\]{}<>])")
-_LEAD_OK = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])")
+_PW_RUN = lazy_compile(r"[^\s,;'\"\\/`()\[\]{}<>]{6,64}(?![^\s,;'\"\\/`()\[\]{}<>])")
+_LEAD_OK = lazy_compile(r"(?=.*[0-9])(?=.*[A-Za-z])")
 
 
 # A rejected value may hold the next name ("pw:/tmp:pwd=…"): the scan goes on from the value's
@@ -131,9 +132,9 @@ def _short_names(text: str) -> str:
 
 # A credential word, then "(" and one literal argument: setPassword("…"), .password("…"),
 # with_token('…'). The word before it (set/with, or nothing) is checked in code.
-_SETTER = re.compile(r"\([ \t]*(?P<q>\\*[\"'])(?P<val>[^\s\"'\\]{1,256})(?P=q)[ \t]*\)")
+_SETTER = lazy_compile(r"\([ \t]*(?P<q>\\*[\"'])(?P<val>[^\s\"'\\]{1,256})(?P=q)[ \t]*\)")
 # The identifier before the "(" ends in a credential word (its own casing or lower case).
-_SETTER_WORD = re.compile(
+_SETTER_WORD = lazy_compile(
     r"(?:password|passwd|passphrase|pwd|secret|token|api_?key|credentials?)[ \t]*\Z",
     re.IGNORECASE,
 )
@@ -194,7 +195,7 @@ def _setters(text: str) -> str:
 
 # htpasswd -b[c|n|m|B|…] [file] user password: with "n" (print, no file) the password is the
 # second word after the flags, else the third.
-_WORD = re.compile(r"[^\s;|&\\]+")
+_WORD = lazy_compile(r"[^\s;|&\\]+")
 
 
 def _htpasswd(text: str) -> str:
@@ -350,7 +351,7 @@ _PASSWORD_REGEXES: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
 # between (prose, logs, nmcli, a .properties line, whose grammar allows a blank as the
 # separator); the value must read as a password (``password_like``), not a word or a path.
 _WORD_VALUE_WORDS = ("passwor[dt]", "passwd", "passphrase", "kennwort")
-_WORD_VALUE = re.compile(
+_WORD_VALUE = lazy_compile(
     lead_class(_WORD_VALUE_WORDS) + "(?i:" + after_lead(_WORD_VALUE_WORDS) + ")"
     r"[ \t]+(?:\\*[\"'])?"
     r"(?P<val>(?![$%{<\-])[^\s\"'`/\\()]{6,64})(?=[.,;:!?)]*(?:[\s\"'`\\]|$))"

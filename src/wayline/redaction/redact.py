@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction._trie import WordFinder
 from wayline.redaction.assign import apply_assignments, names_before_separators
 from wayline.redaction.automaton import Automaton
@@ -156,8 +157,8 @@ _FLAG = re.compile(
 _FLAG_NOUNS = frozenset(
     {"option", "options", "flag", "flags", "argument", "arguments", "parameter", "switch"}
 )
-_ARTICLE = re.compile(r"(?:^|\s)(?:the|a|an|use)[ \t]+$", re.IGNORECASE)
-_QUOTED_AFTER = re.compile(r"""(?P<q>["'])(?P<val>[^"'\r\n]+)(?P=q)""")
+_ARTICLE = lazy_compile(r"(?:^|\s)(?:the|a|an|use)[ \t]+$", re.IGNORECASE)
+_QUOTED_AFTER = lazy_compile(r"""(?P<q>["'])(?P<val>[^"'\r\n]+)(?P=q)""")
 # Flags whose value is "user:password" (curl, wget's --proxy-user, curl's -U proxy flag).
 _USER_FLAGS = frozenset({"u", "user", "U", "proxy-user"})
 _key_words: tuple[str, ...] = KEY_TRIGGERS  # plus the longest word of each added key
@@ -261,12 +262,15 @@ def _make_snapshot() -> _Snapshot:
     return _Snapshot(gated, triggers, always, WordFinder(triggers), registry().automaton())
 
 
-_snapshot = _make_snapshot()
+# Built on first use (`_current`), once the env file is read: building it at import too would
+# build it twice in every process, and not at all is right for one that never redacts.
+_snapshot: _Snapshot | None = None
 
 
-def _rebuild() -> None:
+def _rebuild() -> _Snapshot:
     global _snapshot
-    _snapshot = _make_snapshot()
+    _snapshot = snap = _make_snapshot()
+    return snap
 
 
 def _compile_user(name: str, regex: str | re.Pattern[str]) -> re.Pattern[str]:
@@ -344,19 +348,26 @@ def reload_env_patterns() -> tuple[str, ...]:
 
 
 def _current() -> _Snapshot:
-    # os.environ lookups cost microseconds, too much per string: read the file once.
-    if _env_rules is None:
-        with _lock:
-            if _env_rules is None:
-                reload_env_patterns()
     snap = _snapshot
+    if snap is None or _env_rules is None:
+        snap = _first_use()
     known = registry().automaton()
     if snap.known is not known:  # a known value was added or went away: results start over
         with _lock:
-            snap = _snapshot
+            snap = _snapshot or snap  # set since the first use
             if snap.known is not known:
                 snap = _set_snapshot(replace(snap, known=known, short={}, long={}))
     return snap
+
+
+def _first_use() -> _Snapshot:
+    # os.environ lookups cost microseconds, too much per string: the file is read once, here,
+    # and reading it builds the snapshot.
+    with _lock:
+        if _env_rules is None:
+            reload_env_patterns()
+        snap = _snapshot
+        return snap if snap is not None else _rebuild()
 
 
 def _set_snapshot(snap: _Snapshot) -> _Snapshot:

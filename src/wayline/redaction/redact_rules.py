@@ -9,10 +9,12 @@ rules replace only their `secret` group, so the text around stays readable
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.token_shapes import SHAPE_TRIGGERS, TOKEN_SHAPES
 
 __all__ = [
@@ -102,9 +104,9 @@ def _lit(prefix: str, rest: str, before: str = "A-Za-z0-9") -> str:
     )
 
 
-_PEM_HEAD = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.\-]*")  # an unterminated key: its base64 lines
+_PEM_HEAD = lazy_compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
+_PEM_END = lazy_compile(r"-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = lazy_compile(r"[A-Za-z0-9+/=\s\\:,.\-]*")  # an unterminated key: its base64 lines
 
 
 def _pem_apply(text: str) -> str:
@@ -146,7 +148,7 @@ def _pem_apply(text: str) -> str:
 
 # A PEM block in base64 (kubeconfig "client-key-data:", Helm values, env vars): the encoded
 # "-----BEGIN" starts it; a private key is replaced whole, a certificate is public and stays.
-_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}")
+_B64_PEM = lazy_compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}")
 
 
 def _b64_pem_replacer(match: re.Match[str]) -> str:
@@ -520,21 +522,28 @@ def builtin_rules() -> list[SecretPattern]:
     for name, pattern, triggers in _CLI_REGEXES:
         rules.append(_lazy_regex_rule(name, pattern, 0, triggers))
     for name, prefix, rest in TOKEN_SHAPES:
-        # The telegram token's prefix is ":AA" after digits, so it keeps no boundary check.
-        regex = re.escape(prefix) + rest if prefix == ":AA" else _lit(prefix, rest)
         triggers = SHAPE_TRIGGERS.get(name, (prefix.lower(),))
-        rules.append(_lazy_regex_rule(name, regex, 0, triggers))
+        rules.append(_lazy_regex_rule(name, functools.partial(_shape, prefix, rest), 0, triggers))
     return rules
 
 
-def _lazy_regex_rule(name: str, pattern: str, flags: int, triggers: Iterable[str]) -> SecretPattern:
-    """``regex_rule`` of a built-in pattern, compiled when its triggers first occur: most
-    never do in a process, and compiling them all would cost every process's start-up."""
+def _shape(prefix: str, rest: str) -> str:
+    # The telegram token's prefix is ":AA" after digits, so it keeps no boundary check.
+    return re.escape(prefix) + rest if prefix == ":AA" else _lit(prefix, rest)
+
+
+def _lazy_regex_rule(
+    name: str, pattern: str | Callable[[], str], flags: int, triggers: Iterable[str]
+) -> SecretPattern:
+    """``regex_rule`` of a built-in pattern (or of what ``pattern()`` returns), made when its
+    triggers first occur: most never do in a process, and compiling them all would cost every
+    process's start-up."""
     made: list[SecretPattern] = []  # the compiled rule, once (a race compiles it twice)
 
     def apply(text: str) -> str:
         if not made:
-            made.append(regex_rule(name, re.compile(pattern, flags), ()))
+            source = pattern if isinstance(pattern, str) else pattern()
+            made.append(regex_rule(name, re.compile(source, flags), ()))
         return made[0].apply(text)
 
     return SecretPattern(name, frozenset(t.lower() for t in triggers), apply)

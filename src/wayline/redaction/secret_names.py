@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import re
 
+from wayline.redaction._lazyre import lazy_compile
+
 __all__ = [
     "KEY_TRIGGERS",
     "flag_is_sensitive",
@@ -305,7 +307,7 @@ def flag_is_sensitive(words: tuple[str, ...]) -> bool:
 
 
 # Values that only stand for a secret, quoted or not. Each alternative matches at the start.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_compile(
     r"""(?x)
     \$[{(]?[A-Za-z_]                     # $VAR, ${VAR}, $(command), $_POST
     | \$\{\{ | \$\( | \{\{ | \{% | <%      # ${{ secrets.X }}, {{ var }}, {% ... %}, <%= ... %>
@@ -317,9 +319,9 @@ _PLACEHOLDER = re.compile(
     """
 )
 # Code that reads a secret from somewhere: a call or subscript ("form.get(", "os.environ[").
-_CALL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::|->|\?\.))*[A-Za-z_]\w*[(\[]")
-_ATTRIBUTE = re.compile(r"@?[A-Za-z_]\w*(?:(?:\.|::|->|\?\.)[A-Za-z_]\w*)+|@[A-Za-z_]\w*")
-_IDENTIFIER = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*")
+_CALL = lazy_compile(r"(?:[A-Za-z_]\w*(?:\.|::|->|\?\.))*[A-Za-z_]\w*[(\[]")
+_ATTRIBUTE = lazy_compile(r"@?[A-Za-z_]\w*(?:(?:\.|::|->|\?\.)[A-Za-z_]\w*)+|@[A-Za-z_]\w*")
+_IDENTIFIER = lazy_compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*")
 # Literals that carry no secret, and type names after "password: " in annotations.
 _KEYWORDS = frozenset(
     {
@@ -368,11 +370,11 @@ _KEYWORDS = frozenset(
     }
 )
 # A version or address ("detect-secrets==1.5.0", "10.0.0.5"): no credential has that shape.
-_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
+_VERSION = lazy_compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
 
 
-_WORDISH = re.compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")  # a word-like run: letters with a vowel
-_LAST_NAME = re.compile(r"[A-Za-z_]\w*(?=[(\[]$)")
+_WORDISH = lazy_compile(r"[A-Z]?[a-z]*[aeiouy][a-z]*")  # a word-like run: letters with a vowel
+_LAST_NAME = lazy_compile(r"[A-Za-z_]\w*(?=[(\[]$)")
 
 
 def _random_name(callee: str) -> bool:
@@ -404,8 +406,8 @@ def _closed(value: str, opener: int, rest: str) -> bool:
     return closer in value[opener + 1 :] or closer in rest
 
 
-_PASCAL = re.compile(r"_?[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
-_UPPER_SNAKE = re.compile(r"_?[A-Z][A-Z]*(?:_[A-Z]+)+")
+_PASCAL = lazy_compile(r"_?[A-Z][a-z]+(?:[A-Z][a-z]*)*(?:\[[\w, .\[\]|]*\])?")
+_UPPER_SNAKE = lazy_compile(r"_?[A-Z][A-Z]*(?:_[A-Z]+)+")
 _STOPWORDS = frozenset(
     {
         "a", "an", "the", "of", "to", "for", "in", "on", "is", "are", "if", "and", "or", "with",
@@ -415,10 +417,10 @@ _STOPWORDS = frozenset(
 )  # fmt: skip
 
 
-_ALNUM = re.compile(r"[^\W_]")
+_ALNUM = lazy_compile(r"[^\W_]")
 
 
-_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}")
+_COLOUR = lazy_compile(r"#[0-9a-fA-F]{3,8}")
 
 
 def _names_itself(value: str, name: str) -> bool:
@@ -497,7 +499,7 @@ def is_expression(
 
 
 # A type name with acronyms and digits (PKCS7PrivateKeyTypes, OAuthToken), ending in a word.
-_TYPE_NAME = re.compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*?[A-Z][a-z]{2,}")
+_TYPE_NAME = lazy_compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*?[A-Z][a-z]{2,}")
 _CODE_AFTER = frozenset({",", ")", "]", "|", "="})
 
 
@@ -512,8 +514,8 @@ def _typed(value: str, stripped: str, rest: str | None) -> bool:
 
 # A module path and a class (httpx2.Auth, ed25519.Ed25519PrivateKey), or a chain of three or
 # more names from a module (rust_openssl.hpke.MLKEM768X25519PrivateKey): code, digits or not.
-_MODULE_CLASS = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\.(?P<cls>[A-Z][A-Za-z0-9]*)")
-_MODULE_CHAIN = re.compile(r"[a-z_]+(?:\.[a-z_][a-z0-9_]*)+\.[A-Za-z_]\w*")
+_MODULE_CLASS = lazy_compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\.(?P<cls>[A-Z][A-Za-z0-9]*)")
+_MODULE_CHAIN = lazy_compile(r"[a-z_]+(?:\.[a-z_][a-z0-9_]*)+\.[A-Za-z_]\w*")
 
 
 def _code(value: str, stripped: str, rest: str | None) -> bool:

@@ -14,18 +14,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import REDACTED
 from wayline.redaction.secret_names import is_expression
 
 __all__ = ["apply_pgpass", "apply_structured"]
 
-_ELEMENT = re.compile(
+_ELEMENT = lazy_compile(
     r"<(?P<tag>[A-Za-z_][\w:.\-]{0,64})(?:[ \t][^<>]{0,256})?>"
     r"(?P<val>[^<>\r\n]{1,4096}?)</(?P=tag)>"
 )
 # Patterns lead with a literal or a class, their word-boundary checks after it: one led by
 # a lookbehind or a repeat is tried at every position, a literal is found at C speed.
-_ATTR_PAIR = re.compile(
+_ATTR_PAIR = lazy_compile(
     r"""(?:key(?<!\wkey)|name(?<!\wname))[ \t]*=[ \t]*"""
     r"""(?P<q>\\*["'])(?P<name>[\w.:\-]{1,128})(?P=q)[ \t]+"""
     r"""value[ \t]*=[ \t]*(?P<q2>\\*["'])(?P<val>[^"'\\\r\n]{1,4096})(?P=q2)"""
@@ -33,52 +34,52 @@ _ATTR_PAIR = re.compile(
 # An element named by its key/name attribute, its value its text or a <value> child:
 # <entry key="password">…</entry> (Java properties XML), <property name="password"><value>…
 # (Spring). A self-closing element has no text.
-_NAMED_ELEMENT = re.compile(
+_NAMED_ELEMENT = lazy_compile(
     r"""<[A-Za-z_][\w:.\-]{0,64}[ \t][^<>]{0,256}?\b(?:key|name)[ \t]*=[ \t]*(?P<q>["'])"""
     r"""(?P<name>[\w.:\-]{1,128})(?P=q)[^<>]{0,256}(?<!/)>[ \t]*(?:\r?\n[ \t]*)?(?:<value>)?"""
     r"""(?P<val>[^<>\r\n]{1,4096}?)<"""
 )
 # <name>password</name> then <value>…</value> (Hadoop, Tomcat and Jenkins configuration).
-_NAME_VALUE_ELEMENTS = re.compile(
+_NAME_VALUE_ELEMENTS = lazy_compile(
     r"""<name>[ \t]*(?P<name>[\w.:\-]{1,128})[ \t]*</name>[ \t\r\n]{0,64}"""
     r"""<value>(?P<val>[^<>\r\n]{1,4096}?)</value>"""
 )
 # An HTML password field with its value: <input type="password" value="…">.
-_PASSWORD_INPUT = re.compile(
+_PASSWORD_INPUT = lazy_compile(
     r"""<input\b[^<>]{0,256}?\btype[ \t]*=[ \t]*["']?password\b[^<>]{0,256}?"""
     r"""\bvalue[ \t]*=[ \t]*(?P<q>\\*["'])(?P<val>[^"'\\\r\n]{1,256})(?P=q)""",
     re.IGNORECASE,
 )
 # A YAML block scalar under a name ("password: |" or ">-", the value on the next, indented
 # line): the first line of the block is the value of that name.
-_BLOCK_SCALAR = re.compile(
+_BLOCK_SCALAR = lazy_compile(
     r""":[ \t]*[|>][+\-]?[1-9]?[ \t]*(?:\r?\n|\\n)(?:[ \t]|\\t)+(?P<val>[^\s\\][^\r\n\\]{0,1023})"""
 )
-_NAME_BEFORE = re.compile(r"""(?P<name>[\w.\-]{1,64})\\*["']?[ \t]*\Z""")
+_NAME_BEFORE = lazy_compile(r"""(?P<name>[\w.\-]{1,64})\\*["']?[ \t]*\Z""")
 # The short names of a password as an element (<pwd>, <pass>, <pw>): their text, unless a path.
 _SHORT_TAGS = frozenset({"pwd", "pass", "pw"})
 # A Kubernetes/YAML pair "- name: DB_PASSWORD" then "value: …" on the next line.
-_NAME_VALUE = re.compile(
+_NAME_VALUE = lazy_compile(
     r"""name:[ \t]*["']?(?P<name>[\w.\-]{1,128})["']?[ \t]*(?:\r?\n|\\n)[ \t\-]*"""
     r"""value:[ \t]*(?P<val>[^\r\n\\]{1,1024})"""
 )
-_K8S_SECRET = re.compile(r"""kind:[ \t]*["']?secret\b""", re.IGNORECASE)
+_K8S_SECRET = lazy_compile(r"""kind:[ \t]*["']?secret\b""", re.IGNORECASE)
 # Indentation may be JSON-escaped too ("\\t") when the manifest sits in an encoded string.
 _INDENT = r"(?:[ \t]|\\t)*"
-_DATA_BLOCK = re.compile(
+_DATA_BLOCK = lazy_compile(
     r"(?:^|\n|\\n)(?P<indent>" + _INDENT + r")(?:data|stringData):[ \t]*(?=\r?\n|\\n)"
 )
-_BREAK = re.compile(r"\r?\n|\\n")
-_ENTRY = re.compile(
+_BREAK = lazy_compile(r"\r?\n|\\n")
+_ENTRY = lazy_compile(
     r"(?P<indent>" + _INDENT + r""")(?:#[^\r\n\\]*|["']?[\w.\-]+["']?:[ \t]*"""
     r"""(?P<val>\S[^\r\n\\]*))"""
 )
-_PGPASS = re.compile(
+_PGPASS = lazy_compile(
     r"(?m)^(?:[\w.\-]+|\*):(?:\d{1,5}|\*):(?:[\w.\-]+|\*):(?:[\w.@\-]+|\*):(?P<val>\S+)$"
 )
 # ODBC: "PWD=" after a ";" or followed by one (a lone PWD= is the working directory).
-_ODBC_PWD = re.compile(r"(?i);[ \t]*pwd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"']+)")
-_ODBC_PWD_FIRST = re.compile(
+_ODBC_PWD = lazy_compile(r"(?i);[ \t]*pwd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"']+)")
+_ODBC_PWD_FIRST = lazy_compile(
     r"[Pp](?<![\w$][Pp])(?i:wd[ \t]*=[ \t]*(?P<val>\{[^}\r\n]*\}|[^;\s\"'=]+)(?=;))"
 )
 
@@ -99,7 +100,7 @@ def _replace(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 # A literal compared with a credential name, literal first: if ("…" == password).
-_REVERSED = re.compile(
+_REVERSED = lazy_compile(
     r"""(?P<q>[\\"'](?:(?<=["'])|(?<=\\)\\*["']))(?P<val>[^"'\r\n]{1,512}?)(?P=q)"""
     r"""[ \t]*(?:===|!==|==|!=)[ \t]*"""
     r"""(?P<name>[A-Za-z_][\w.]{0,128})"""

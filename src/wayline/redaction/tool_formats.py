@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.literal_forms import QUOTED_LITERAL
 from wayline.redaction.passwords import password_like
 from wayline.redaction.redact_rules import (
@@ -42,13 +43,13 @@ _LIT = QUOTED_LITERAL
 # Selenium, Playwright, Cypress, WebdriverIO: the value typed into a field whose locator or
 # receiver names a password. The method's literal argument is the password (the last one:
 # page.fill("#password", "…")).
-_TYPED = re.compile(
+_TYPED = lazy_compile(
     r"\.(?:send_keys|sendKeys|fill|type|press_sequentially|pressSequentially|setValue"
     r"|set_value|input_text|setText)[ \t]*\((?P<args>[^()\r\n]{0,256}?)"
     + _LIT
     + r"[ \t]*(?:,[ \t]*\{[^{}\r\n]{0,128}\}[ \t]*)?\)"
 )
-_FIELD_WORD = re.compile(
+_FIELD_WORD = lazy_compile(
     r"(?i:password|passwd|passphrase|passwort|kennwort)|(?<![A-Za-z])(?i:pwd|pass|pw)(?![a-z])"
 )
 
@@ -83,7 +84,7 @@ def _typed(text: str) -> str:
 
 # --------------------------------------------------------------------- libcurl's options
 
-_CURL_OPTION = re.compile(
+_CURL_OPTION = lazy_compile(
     r"(?:CURLOPT_|pycurl\.|\.)(?P<opt>PROXYUSERPWD|USERPWD|PROXYPASSWORD|PASSWORD|XOAUTH2_BEARER"
     r"|SSLKEYPASSWD|SSLCERTPASSWD|KEYPASSWD|PROXY_KEYPASSWD|TLSAUTH_PASSWORD"
     r"|PROXY_TLSAUTH_PASSWORD)[ \t]*,[ \t]*(?:L|u8)?" + _LIT
@@ -115,7 +116,7 @@ def _curl_options(text: str) -> str:
 
 # RFC 7518 section 6: the private members of RSA (d, p, q, dp, dq, qi) and EC (d) keys, and
 # the symmetric key of an "oct" key (k): base64url, in JSON, a dict or YAML.
-_JWK_MEMBER = re.compile(
+_JWK_MEMBER = lazy_compile(
     r"(?:(?P<q0>\\*[\"'])(?:d|p|q|dp|dq|qi|k)(?P=q0)|(?<![\w\-])(?:d|p|q|dp|dq|qi|k))"
     r"[ \t]*[:=][ \t]*(?P<q>\\*[\"']?)(?P<secret>[A-Za-z0-9_\-]{16,8000})(?P=q)(?![\w\-])"
 )
@@ -150,14 +151,14 @@ def _jwk_members(text: str) -> str:
 
 # An authenticator's seed (RFC 6238 over RFC 4226): RFC 4648 base32 of 10 or 20 bytes, after
 # a one-time-password word on the same line; the seed has a digit (2-7) and a letter.
-_OTP = re.compile(
+_OTP = lazy_compile(
     ci_word_start(("totp", "hotp", "otp", "2fa", "mfa", "authenticator"))
     + r"(?![a-z])[^\r\n]{0,40}?(?<![A-Za-z0-9])"
     r"(?P<secret>(?=[A-Z]*[2-7])(?=[2-7]*[A-Z])(?:[A-Z2-7]{32}|[A-Z2-7]{16}))(?![A-Za-z0-9=])"
 )
 
 
-_BASE32_RUN = re.compile(r"[A-Z2-7]{16}")
+_BASE32_RUN = lazy_compile(r"[A-Z2-7]{16}")
 
 
 def _otp_seeds(text: str) -> str:
@@ -173,7 +174,7 @@ def _otp_seeds(text: str) -> str:
 # proceed to installation:", "Your API token:". The prompt holds no code punctuation (a
 # signature, a call, a regex), and the value must read as a password or a key.
 _PROMPT_WORDS = ("password", "passphrase", "passwort", "token", "secret", "api key")
-_PROMPTED = re.compile(
+_PROMPTED = lazy_compile(
     lead_class(_PROMPT_WORDS)
     + "(?i:"
     + after_lead(_PROMPT_WORDS)
@@ -182,8 +183,8 @@ _PROMPTED = re.compile(
 )
 
 
-_LINE_COLON = re.compile(r":[ \t]*\r?\n")
-_PROMPT_WORD = re.compile("|".join(_PROMPT_WORDS))
+_LINE_COLON = lazy_compile(r":[ \t]*\r?\n")
+_PROMPT_WORD = lazy_compile("|".join(_PROMPT_WORDS))
 _DENSE_SPACING = 48  # more than one prompt word per 48 characters: generated text
 _DENSE_MIN = 256
 

@@ -6,18 +6,17 @@ value once a credential name or word has pointed at it.
 
 from __future__ import annotations
 
-import re
-
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.secret_names import made_of_words
 
 __all__ = ["ENV_NAME", "credential_like", "pronounceable", "short_key_like"]
 
-ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+ENV_NAME = lazy_compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 """An environment variable's name in capitals (``SENDGRID_KEY``): such a name holds a literal."""
 
 # A run of consonants no word has (y counts as a vowel): random letters have them often.
-_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
-_SHORT_KEY = re.compile(r"[A-Za-z0-9]{10,15}")
+_CONSONANTS = lazy_compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
+_SHORT_KEY = lazy_compile(r"[A-Za-z0-9]{10,15}")
 
 
 def pronounceable(value: str) -> bool:
@@ -25,7 +24,7 @@ def pronounceable(value: str) -> bool:
     return made_of_words(value) and _CONSONANTS.search(value) is None
 
 
-_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~]{16,512}")
+_CREDENTIAL_CHARS = lazy_compile(r"[A-Za-z0-9+/=_\-.~]{16,512}")
 
 
 def credential_like(value: str, name: str = "") -> bool:

@@ -27,6 +27,7 @@ import base64
 import binascii
 import re
 
+from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import REDACTED, SecretPattern
 from wayline.redaction.secret_names import made_of_words
 
@@ -48,21 +49,21 @@ _B64 = "A-Za-z0-9+/"
 # signature at 33; Azure Functions keys use the URL-safe alphabet (56 characters); search
 # and container-registry keys are 52 characters of base62 (+ACR inside). Signatures are
 # found first (one literal scan), then the key around them is checked: no per-position scan.
-_SIGNATURE = re.compile(
+_SIGNATURE = lazy_compile(
     r"\+ASt|\+ABa|ACDb|APIM|\+AMC|\+ASb|\+AEh|\+ARm|AzCa|AIoT|AZEG|\+SQL|AzFu|AzSe|\+ACR|JQQJ9"
 )
 _AZURE_SHAPES = (
     # (characters before the signature, regex from the signature's start, alphabet before)
-    (76, re.compile(r"[A-Za-z0-9+/]{4}[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=])"), _B64),
-    (33, re.compile(r"[A-Za-z0-9+/]{4}[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"), _B64),
-    (44, re.compile(r"AzFu[A-Za-z0-9_\-]{5}[AQgw]==(?![\w\-=])"), r"A-Za-z0-9_\-"),
-    (42, re.compile(r"AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9])"), "A-Za-z0-9"),
-    (42, re.compile(r"\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9+/])"), _B64),
+    (76, lazy_compile(r"[A-Za-z0-9+/]{4}[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=])"), _B64),
+    (33, lazy_compile(r"[A-Za-z0-9+/]{4}[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"), _B64),
+    (44, lazy_compile(r"AzFu[A-Za-z0-9_\-]{5}[AQgw]==(?![\w\-=])"), r"A-Za-z0-9_\-"),
+    (42, lazy_compile(r"AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9])"), "A-Za-z0-9"),
+    (42, lazy_compile(r"\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9+/])"), _B64),
     # Microsoft's common annotated security keys (Azure AI services, OpenAI): 84 characters,
     # "JQQJ9" at 52, then a version, a date and the provider's data.
     (
         52,
-        re.compile(
+        lazy_compile(
             r"JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}"
             r"(?:[A-Za-z0-9]{2}==)?(?![A-Za-z0-9+/=])"
         ),
@@ -101,7 +102,7 @@ def _azure_keys(text: str) -> str:
 # ------------------------------------------------------ Atlassian Data Center access tokens
 
 # A "/" may precede it (a URL's path); decoding, not the boundary, decides.
-_DC_PAT = re.compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
+_DC_PAT = lazy_compile(r"(?<![A-Za-z0-9+])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])")
 _DC_PAT_ID = re.compile(rb"[0-9]{1,31}:")
 
 
@@ -139,12 +140,12 @@ def _dc_pats(text: str) -> str:
 # "Using Key=…", "key = …", "KEY: …": the word "key" alone names a table's key as often as
 # a credential, so its value must have the shape of a vendor key. A qualifier before it
 # that names a non-secret key ("cache key", "sort key", "primary key") keeps the value.
-_KEY_LABEL = re.compile(
+_KEY_LABEL = lazy_compile(
     r"(?i:key)(?<![\w.\-/]key)(?<![\w.\-/]Key)(?<![\w.\-/]KEY)(?:\\*[\"'])?[ \t]*[:=][ \t]*"
     r"(?:\\*[\"'])?"
     r"(?P<val>(?!<redacted>)[A-Za-z0-9_\-+/=.]{16,256})(?![A-Za-z0-9_\-+/=.])"
 )
-_QUALIFIER = re.compile(r"([A-Za-z]+)[ \t_\-]+\Z")
+_QUALIFIER = lazy_compile(r"([A-Za-z]+)[ \t_\-]+\Z")
 _NOT_SECRET_KEYS = frozenset(
     {"cache", "sort", "primary", "foreign", "partition", "hash", "lookup", "row", "unique",
      "index", "search", "public", "idempotency", "dedup", "object", "map", "dict", "group",
@@ -152,11 +153,11 @@ _NOT_SECRET_KEYS = frozenset(
      "composite", "natural", "surrogate", "candidate", "sharding", "routing", "cluster",
      "hot", "music", "the", "a", "this", "that", "same", "next", "previous", "dictionary"}
 )  # fmt: skip
-_HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
-_GROUP_MIXED = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
-_LETTER_RUN = re.compile(r"[A-Za-z]{17,}")
-_DIGITS = re.compile(r"[0-9]+")
-_PIECES = re.compile(r"[_\-]")
+_HEX = lazy_compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_GROUP_MIXED = lazy_compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]+")
+_LETTER_RUN = lazy_compile(r"[A-Za-z]{17,}")
+_DIGITS = lazy_compile(r"[0-9]+")
+_PIECES = lazy_compile(r"[_\-]")
 
 
 def vendor_key_shaped(value: str) -> bool:
@@ -210,7 +211,7 @@ _DASH_PAIR = re.compile(
     r"(?:->?|=>|–|—)[ \t]+\\*(?P<q>[\"'])"
     r"(?P<secret>(?!<redacted>)(?![$%{<])(?=[^\s\"'\\]*[0-9])[^\s\"'\\]{8,256})\\*(?P=q)"
 )
-_DASH_WORD = re.compile(
+_DASH_WORD = lazy_compile(
     r"(?<![A-Za-z0-9])(?:token|secret|key|api[_\-]?key|apikey|password|passwd|pat)[ \t]+\Z",
     re.IGNORECASE,
 )
@@ -335,21 +336,21 @@ def _vendor_values(text: str) -> str:
 # value: after ":" "=" ":=" "=>" or as a quoted string, not inside a URL or a path; the label
 # before it must name no digest, id or version (``commit``, ``sha``, ``revision``).
 _NEAR = 120  # characters after the vendor's name, to the end of the next line at most
-_NEAR_VALUE = re.compile(
+_NEAR_VALUE = lazy_compile(
     r"(?<![A-Za-z0-9_\-.@/+$%&?#])(?P<v>[A-Za-z0-9][A-Za-z0-9_\-]{19,63})(?![A-Za-z0-9_\-.@/+])"
 )
-_NEAR_BEFORE = re.compile(
+_NEAR_BEFORE = lazy_compile(
     r"(?:(?P<label>[A-Za-z][A-Za-z0-9]*)[_\-]?[0-9]?\\*[\"']?[ \t]*(?::=|=>|[:=])[ \t]*\\*[\"']?"
     r"|\\*[\"'(\[,][ \t]*\\*[\"']|\\*[\"'])\Z"
 )
-_NOT_NEAR = re.compile(
+_NOT_NEAR = lazy_compile(
     r"(?:id|ids|uuid|guid|uid|sha[0-9]*|md5|hash|digest|checksum|sum|etag|commit|revision|rev"
     r"|ref|tree|parent|object|blob|version|nonce|salt|fingerprint|thumbprint|boundary|serial"
     r"|integrity|urn|request|trace|span|build|run|job|tag|image|layer|manifest|node|tx|txid"
     r"|name|slug|path|file|url|uri|host|user|username|email|org|owner|repo|project|branch)",
     re.IGNORECASE,
 )
-_CAMEL_TAIL = re.compile(r"[A-Z]?[a-z0-9]+\Z|[A-Z0-9]+\Z")
+_CAMEL_TAIL = lazy_compile(r"[A-Z]?[a-z0-9]+\Z|[A-Z0-9]+\Z")
 
 
 def _near_values(text: str, start: int, shape: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -385,11 +386,11 @@ def _near_values(text: str, start: int, shape: re.Pattern[str]) -> list[tuple[in
 # versions are written after (checked by the bare-token pass, ``entropy``, for runs it does
 # not take as random by their look). A URL's query names (``?rcl=<hex>``) are the query
 # rules' to judge.
-_SERVICE_BEFORE = re.compile(
+_SERVICE_BEFORE = lazy_compile(
     r"(?<![\w.\-/$@:%?&=#])(?P<word>[A-Za-z][A-Za-z0-9]{2,30})\\*[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)"
     r"\\*[\"']?\Z"
 )
-_NOT_SERVICE = re.compile(
+_NOT_SERVICE = lazy_compile(
     r"(?:id|ids|uuid|guid|uid|sha[0-9]*|md5|hash|digest|checksum|sum|etag|commit|revision|rev"
     r"|ref|tree|parent|object|blob|version|nonce|salt|fingerprint|thumbprint|boundary"
     r"|signature|sig|serial|address|addr|content|source|integrity|urn|request|trace|span"
@@ -404,9 +405,9 @@ _NOT_SERVICE = re.compile(
     r"|fixes|fix|fixed|reverts|closes|resolves)",
     re.IGNORECASE,
 )
-_SERVICE_HEX = re.compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")
-_SERVICE_BASE36 = re.compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
-_LOWER_RUN = re.compile(r"[a-z]{10,}")
+_SERVICE_HEX = lazy_compile(r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]{32,}")
+_SERVICE_BASE36 = lazy_compile(r"(?=(?:[a-z]*[0-9]+){3})[a-z0-9]{24,64}")
+_LOWER_RUN = lazy_compile(r"[a-z]{10,}")
 
 
 def _padded_key(text: str, start: int, core: str) -> bool:
@@ -423,7 +424,7 @@ def _padded_key(text: str, start: int, core: str) -> bool:
     )
 
 
-_B64_RUN = re.compile(r"[A-Za-z0-9+/]+")
+_B64_RUN = lazy_compile(r"[A-Za-z0-9+/]+")
 
 
 def named_by_service(text: str, start: int, core: str) -> bool:
@@ -474,9 +475,9 @@ _SAS_NAMES = frozenset(
      "skoid", "sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "rscc", "rscd",
      "rsce", "rscl", "rsct", "api-version"}
 )  # fmt: skip
-_SAS_PAIR = re.compile(r"(?P<name>[a-z][a-z\-]{1,10})=[^&?\s\"'<>#\\]*")
-_SAS_SIG = re.compile(r"[?&]sig=")
-_SAS_VALUE = re.compile(r"[^&?\s\"'#\\]+")
+_SAS_PAIR = lazy_compile(r"(?P<name>[a-z][a-z\-]{1,10})=[^&?\s\"'<>#\\]*")
+_SAS_SIG = lazy_compile(r"[?&]sig=")
+_SAS_VALUE = lazy_compile(r"[^&?\s\"'#\\]+")
 _SAS_PAIRS = 24  # pairs walked left of sig=, at most
 _SAS_OPENERS = "&?\"' \t\n(,"  # what stands before a pair
 

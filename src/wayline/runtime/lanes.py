@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import ssl
@@ -26,7 +27,7 @@ from typing import Any
 
 from wayline.runtime.cancel import CancelEvent, on_cancel
 
-__all__ = ["ClientFactory", "Lane", "LanePool"]
+__all__ = ["ClientFactory", "Lane", "LanePool", "verify_context"]
 
 log = logging.getLogger("wayline.runtime")
 
@@ -34,13 +35,13 @@ Attempt = Callable[[Any], Coroutine[Any, Any, Any]]
 
 
 class ClientFactory:
-    """Builds the SDK's async client for each new lane, all sharing one TLS context.
+    """Builds the SDK's async client for each new lane.
 
-    Every client would otherwise build its own, and that parses the whole CA bundle. The
-    context verifies as httpx's default client does: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
-    else certifi's bundle. With ``transport`` (``ProviderConfig.transport``, shared by every
-    lane's client, so it must not hold resources of one event loop) requests go through it
-    instead of the network, and no TLS context is built.
+    Every client verifies TLS as httpx's default client does (``SSL_CERT_FILE``, else
+    ``SSL_CERT_DIR``, else certifi's bundle), with one context per trust store in the
+    process (:func:`verify_context`). With ``transport`` (``ProviderConfig.transport``,
+    shared by every lane's client, so it must not hold resources of one event loop)
+    requests go through it instead of the network, and no TLS context is used.
     """
 
     def __init__(self, base_url: str, api_key: str, timeout: float, transport: Any = None) -> None:
@@ -48,8 +49,6 @@ class ClientFactory:
         self._api_key = api_key
         self._timeout = timeout
         self._transport = transport
-        self._tls: ssl.SSLContext | None = None
-        self._lock = threading.Lock()
 
     def __call__(self) -> Any:
         """A new ``openai.AsyncOpenAI`` (SDK retries off: the agent loop owns them)."""
@@ -58,11 +57,7 @@ class ClientFactory:
         if self._transport is not None:
             http_client = openai.DefaultAsyncHttpxClient(transport=self._transport)
         else:
-            with self._lock:
-                if self._tls is None:
-                    self._tls = _verify_context()
-                tls = self._tls
-            http_client = openai.DefaultAsyncHttpxClient(verify=tls)
+            http_client = openai.DefaultAsyncHttpxClient(verify=verify_context())
         return openai.AsyncOpenAI(
             base_url=self._base_url,
             api_key=self._api_key,
@@ -72,13 +67,24 @@ class ClientFactory:
         )
 
 
-def _verify_context() -> ssl.SSLContext:
-    cafile = os.environ.get("SSL_CERT_FILE")
-    if cafile:
-        return ssl.create_default_context(cafile=cafile)
-    capath = os.environ.get("SSL_CERT_DIR")
-    if capath:
-        return ssl.create_default_context(capath=capath)
+def verify_context() -> ssl.SSLContext:
+    """The TLS context that verifies servers against the trust store the environment names
+    now (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else certifi's bundle, else the system's).
+
+    Building one parses the whole CA bundle, which costs more CPU than the rest of an
+    agent's construction, so every provider of the process shares the one built for the
+    same store. Nothing changes a context once built (OpenSSL contexts are safe to share
+    between threads), and a different ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` gets its own.
+    """
+    cafile = os.environ.get("SSL_CERT_FILE") or None
+    capath = None if cafile else os.environ.get("SSL_CERT_DIR") or None
+    return _context_for(cafile, capath)
+
+
+@functools.lru_cache(maxsize=8)
+def _context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
     try:
         import certifi
     except ImportError:  # httpx brings certifi; without it, the system's store

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["OTEL_HOOKS", "RELAY_HOOKS", "home_of", "wayline_version"]
+__all__ = ["BOOLEANS", "OTEL_HOOKS", "RELAY_HOOKS", "home_of", "wayline_version"]
 
 RELAY_HOOKS = (
     "on_session_start",
@@ -34,6 +34,10 @@ RELAY_HOOKS = (
 
 OTEL_HOOKS = tuple(hook for hook in RELAY_HOOKS if hook != "on_session_reset")
 """The hooks ``observability/otel`` observes."""
+
+BOOLEANS = {"1": True, "true": True, "yes": True, "on": True}
+BOOLEANS.update(dict.fromkeys(("0", "false", "no", "off"), False))
+"""The words a boolean setting may be (lower case)."""
 
 
 def home_of(host_home: Path | None, env: Mapping[str, str] | None = None) -> Path:

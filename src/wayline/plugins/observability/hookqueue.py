@@ -1,41 +1,21 @@
 """The observability plugins' observers run on one in-process thread, in hook order.
 
-Building OpenTelemetry spans, or rendering and writing ATOF lines and ATIF files, costs
-tens to hundreds of microseconds per hook; done on the calling thread, that would be added
-to every model call and tool call. So a hook call only appends ``(queue, callback, snapshot,
-time)`` to a bounded deque, and one daemon thread, ``wayline-hooks``, shared by every
-:class:`HookQueue` of the process, sanitizes the payloads and runs the callbacks in arrival
-order, mostly while the agent waits for its model or a tool. This is the design of the
-OpenTelemetry SDK's batch processor and of NeMo Relay's own dispatcher: one background
-thread, no second process.
+A hook call only appends ``(queue, callback, payload or its snapshot, time)`` to a bounded
+deque; one daemon thread, ``wayline-hooks``, shared by every :class:`HookQueue` of the process,
+sanitizes the payloads (``redaction.unsanitized``) and runs the callbacks with relay's clock
+pinned to each hook's time, mostly while the agent waits for its model or a tool. Like the
+OpenTelemetry SDK's batch processor, it runs the first hook after a pause at once (a session's
+first hook builds the plugins), then gathers what arrives in a window of
+:data:`SCHEDULE_DELAY_S` (cut short by :data:`BATCH_MAX` hooks or a drain) and runs it as a
+batch; only after a window with no hook does it sleep until a hook wakes it, so an agent at
+work wakes it about once per pause. CONTRIBUTING.md ("The observability room") says what each
+part buys.
 
-What is queued is the payload itself when nobody changes it afterwards (a wayline host with
-no middleware and only queued observers), else a snapshot equal to it when the hook fired
-(:mod:`~wayline.plugins.observability.snapshot` says why and how).
-
-The thread runs the first hook after a pause at once (a session's first hook builds the
-plugins while the agent waits for its first model reply). While hooks keep coming it works
-on a schedule, like the batch processor: it gathers what arrives in a window of
-:data:`SCHEDULE_DELAY_S` and runs it as a batch (at once when :data:`BATCH_MAX` hooks wait,
-or when somebody drains), then gathers the next window. Only after a window with no hook at
-all does it sleep until a hook wakes it: waking a thread costs the hook's caller a system
-call and, on a busy machine, its CPU, so an agent at work wakes it about once per pause.
-
-Times stay exact: the thread pins relay's clock (:mod:`wayline.relay.clock`) to the time each
-callback's hook fired, so relay events stamp that time and spans started or ended without an
-explicit time use it too (:func:`event_time_ns`).
-
-When :data:`QUEUE_LIMIT` hooks wait, a hook call blocks until the thread has made room:
-backpressure rather than loss, because a dropped ``pre_*`` hook leaves a span open forever
-and a dropped ``post_*`` hook misparents what follows. The limit is far above what an agent
-produces while one observer call runs, so an agent only waits when an exporter is stuck on
-the thread (a full disk, say).
-
-Every callback here is an OBSERVER: an ``Exception`` is logged once per (queue, hook,
-exception type), its message redacted, and counted (the host's ``FailureLog``, as for its own
-hook callbacks); the thread goes on. A ``BaseException`` propagates and ends the
-thread (Python reports it); the hooks after it are run by a new thread. Callbacks treat their
-payloads as read-only.
+When :data:`QUEUE_LIMIT` hooks wait, a hook call blocks until there is room: backpressure, not
+loss (a dropped ``pre_*`` hook leaves a span open forever). Every callback is an OBSERVER: an
+``Exception`` is logged once per (queue, hook, type), redacted, and counted (the host's
+``FailureLog``); a ``BaseException`` propagates and ends the thread, and a new thread runs the
+hooks after it. Callbacks treat their payloads as read-only.
 """
 
 from __future__ import annotations
@@ -78,19 +58,16 @@ BATCH_MAX = 512
 THREAD_NAME = "wayline-hooks"
 
 
-def event_time_ns() -> int | None:
-    """The wall-clock time (ns) at which the hook being handled on this thread fired, if any."""
-    return pinned_ns()
+event_time_ns = pinned_ns
+"""The wall-clock time (ns) at which the hook being handled on this thread fired, if any."""
 
 
 Item = tuple["HookQueue", Callable[..., Any], dict[str, Any], int, str]
 
 
 class HookThread:
-    """A bounded deque of queued hooks and the one thread that empties it.
-
-    The process shares one (:data:`shared`); a test may make its own with a small limit.
-    """
+    """A bounded deque of queued hooks and the one thread that empties it (the process
+    shares one, :data:`shared`; a test may make its own with a small limit)."""
 
     def __init__(self, limit: int = QUEUE_LIMIT, delay_s: float = SCHEDULE_DELAY_S) -> None:
         self.limit = limit
@@ -152,15 +129,9 @@ class HookThread:
             self.waiters -= 1
 
     def _next_batch(self) -> list[Item]:
-        """Take the next batch of hooks (called with the lock held).
-
-        After a pause (the thread has just started, or slept) the first hook runs at once:
-        a session's first hook builds the plugins, which should happen while the agent
-        waits for its first model reply, not a window later. While hooks keep coming the
-        thread gathers them for a window and runs them as a batch; hooks that arrive while
-        it gathers wake nobody. A window with no hook at all puts it to sleep until the next
-        hook wakes it.
-        """
+        """Take the next batch of hooks (called with the lock held): the first hook after a
+        pause at once, else what a window gathered; a window with nothing puts it to sleep,
+        and what :meth:`put_later` asked for runs when it would sleep."""
         items = self.items
         deadline = time.monotonic() + self.delay_s
         while not (items and (self.rested or self.urgent or self._full())):
@@ -292,18 +263,22 @@ class QueuedHook(QueuedObserver):
         callback: Callable[..., Any],
         wait_s: float | None,
         wait_if: Callable[[dict[str, Any]], bool] | None,
+        first: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.queue = queue
         self.hook = hook
         self.callback = callback
         self.wait_s = wait_s
         self.wait_if = wait_if
+        self.first = first
         self.__name__ = getattr(callback, "__name__", hook)
         self.__qualname__ = getattr(callback, "__qualname__", hook)
 
     def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
-        """Queue ``callback(**payload)`` (a snapshot of it unless ``owned``: its host never
-        changes it); then wait if this hook waits for the thread."""
+        """Run ``first(payload)`` if given; queue ``callback(**payload)`` (a snapshot of it
+        unless ``owned``: its host never changes it); then wait if this hook waits."""
+        if self.first is not None:
+            self.first(payload)
         self.queue.put(self.hook, self.callback, payload, owned)
         if self.wait_s is not None and (self.wait_if is None or self.wait_if(payload)):
             self.queue.drain(self.wait_s)
@@ -329,14 +304,16 @@ class HookQueue:
         *,
         wait_s: float | None = None,
         wait_if: Callable[[dict[str, Any]], bool] | None = None,
+        first: Callable[[dict[str, Any]], None] | None = None,
     ) -> QueuedHook:
         """A host callback for ``hook`` that queues ``callback(**payload)`` for the thread.
 
         ``wait_s``: the callback then also waits (at most that long) until the thread has run
         it and everything queued before it, for hooks whose results callers read at once;
-        ``wait_if(payload)``, when given, decides per call whether to wait.
+        ``wait_if(payload)``, when given, decides per call whether to wait. ``first(payload)``
+        runs on the calling thread before the payload is queued (it must not block).
         """
-        return QueuedHook(self, hook, callback, wait_s, wait_if)
+        return QueuedHook(self, hook, callback, wait_s, wait_if, first)
 
     def put(
         self, hook: str, callback: Callable[..., Any], payload: dict[str, Any], owned: bool = False

@@ -3,9 +3,8 @@
 ``register(ctx)`` makes one instance for its host (:meth:`PluginInstance.bind`); the host
 closes it, or it closes at the process exit in a host that never closes its plugins (Hermes:
 :class:`~wayline.host.exit.ExitHook`). What it builds (observer, exporters, the OpenTelemetry
-pipeline) is built by the first hook that needs it: on the hook thread, while the agent waits
-for its first model reply, or at once when hooks run on the calling thread (a bad setting
-then fails the plugin's load).
+pipeline) is built by the first hook that needs it, on the hook thread; or at once when hooks
+run on the calling thread (a bad setting then fails the plugin's load).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from wayline.host.exit import ExitHook
-from wayline.plugins.observability.hookqueue import HookQueue
+from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
 
 __all__ = ["PluginInstance"]
 
@@ -29,6 +28,9 @@ class PluginInstance(Generic[Built]):
     """A plugin's state for one host: its hook queue (``None``: hooks run on the calling
     thread), what it builds on first use (:meth:`_make`), and one close path. Thread-safe."""
 
+    HOOKS: tuple[str, ...] = ()
+    """The hooks the plugin observes."""
+
     def __init__(self, label: str, *, queued: bool, drain_s: float, close_s: float) -> None:
         self.label = label
         self.queue = HookQueue(label=label) if queued else None
@@ -39,6 +41,8 @@ class PluginInstance(Generic[Built]):
         self._closed = False
         self._released = False  # closed, and the hooks queued before the close have run
         self._exit: ExitHook | None = None
+        if self.queue is None:
+            self.built()  # hooks run on the calling thread: build now, fail at load
 
     def _make(self) -> Built:
         """Build the observer and its exporters (called once, with the lock held)."""
@@ -52,9 +56,9 @@ class PluginInstance(Generic[Built]):
         """The built observer's callback of ``hook``."""
         raise NotImplementedError
 
-    def hooks(self) -> dict[str, Callable[..., Any]]:
-        """Hook name -> host callback (OBSERVERS), as ``register(ctx)`` subscribes them."""
-        raise NotImplementedError
+    def _queued(self, queue: HookQueue, hook: str, callback: Callable[..., Any]) -> QueuedHook:
+        """The host callback that queues ``callback`` (a plugin may make some of them wait)."""
+        return queue.wrap(hook, callback)
 
     def built(self) -> Built:
         """What the plugin builds, built now if this is its first use (thread-safe)."""
@@ -63,7 +67,7 @@ class PluginInstance(Generic[Built]):
                 self._built = self._make()
             return self._built
 
-    def handler(self, hook: str) -> Callable[..., None]:
+    def _handler(self, hook: str) -> Callable[..., None]:
         """The callback of ``hook`` (before queuing): the built observer's, building it on
         first use; a hook that comes after :meth:`close` builds nothing and is dropped."""
 
@@ -78,8 +82,16 @@ class PluginInstance(Generic[Built]):
         handle.__name__ = handle.__qualname__ = hook
         return handle
 
-    def armed(self, hooks: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-        """``hooks``, the session start and end re-arming the exit hook if there is one."""
+    def hooks(self) -> dict[str, Callable[..., Any]]:
+        """Hook name -> host callback (OBSERVERS that fail open), as ``register(ctx)``
+        subscribes them: queued for the hook thread unless hooks run on the calling thread;
+        with an exit hook, the session start and end re-arm it."""
+        hooks: dict[str, Callable[..., Any]] = {}
+        for hook in self.HOOKS:
+            callback = self._handler(hook)
+            hooks[hook] = (
+                callback if self.queue is None else self._queued(self.queue, hook, callback)
+            )
         if self._exit is not None:
             for name in ("on_session_start", "on_session_end"):
                 hooks[name] = self._exit.arming(hooks[name])
@@ -92,14 +104,10 @@ class PluginInstance(Generic[Built]):
         if callable(register_instance):
             register_instance(self)
         else:
-            self.close_at_exit()
+            self._exit = ExitHook(self.close, name=self.label)
+            self._exit.arm()
         for hook, callback in self.hooks().items():
             ctx.register_hook(hook, callback)
-
-    def close_at_exit(self) -> None:
-        """For hosts that never close their plugins (Hermes): close at the process exit."""
-        self._exit = ExitHook(self.close, name=self.label)
-        self._exit.arm()
 
     def drain(self, timeout_s: float | None = None) -> bool:
         """Wait (bounded) until every hook received so far has been handled; True if so."""

@@ -1,30 +1,18 @@
 """Snapshots of hook payloads: what the hook thread reads is what the hook carried.
 
-A queued observer reads its payload later, on the hook thread, while the agent goes on. A
-host may change what a payload refers to in that time: it appends to the conversation list it
-passed as ``conversation_history``, a middleware rewrites a message dict in place, Hermes'
-context compression rewrites old messages. So a hook call queues a snapshot: every ``dict``
-and ``list`` in the payload is copied (tuples too, when they hold containers), and only values
-that cannot change are shared — strings, numbers, ``None``, bytes. Other objects (an SDK
-response object, a pydantic model) are shared as they are; hosts hand over fresh ones.
+A host may change what a queued payload refers to before the hook thread reads it (it appends
+to the history it passed, a middleware rewrites a message in place, Hermes compresses
+context). So, unless the host hands over payloads it never changes (a wayline host with no
+middleware and no observer on the hook's thread: :meth:`Snapshots.stamp`), a hook call queues
+a copy of every ``dict`` and ``list`` (and tuples holding containers) in the payload; strings,
+numbers, ``None`` and bytes are shared, and so are other objects (hosts hand over fresh ones).
 
-Copying a whole conversation on every model call would cost the agent's thread as much as
-the walk it saves, and would give the hook thread new objects every call, so its sanitizer
-memo could reuse nothing. A :class:`Snapshots` therefore remembers, per thread, the copy it
-made of each container and hands the same copy out again while the live container still
-*equals* it (a comparison in C: identity of the shared strings settles most of it). A list
-that grew (the conversation) keeps its copied prefix when that prefix still equals the live
-one. A change anywhere — a rewritten message, an edited argument — fails the comparison and
-is copied anew, so the snapshot is always equal to the payload at the time of the hook.
-
-A wayline host hands over payloads it never changes afterwards (its runtime builds new lists
-and dicts for every hook); with no middleware and no observer on the hook's own thread (both
-get the live objects and may rewrite them in place), nobody does, so its queued observers take
-the payload as it is (:meth:`Snapshots.stamp`). The copies are for the other cases: hosts that
-make no such promise (Hermes), middleware, synchronous observers.
-
-Copies are never changed after they are made (observers treat payloads as read-only), which
-is what lets the hook thread's memos key on their identity.
+Copying a whole conversation per model call would cost the agent's thread as much as the
+walk it saves, and defeat the hook thread's sanitizer memos (keyed on identity). So each
+thread keeps the copy it made of each container and hands it out again while the live one
+still *equals* it (a comparison in C); a list that grew keeps its copied prefix while that
+prefix is equal. Any change fails the comparison and is copied anew. Copies are never
+changed after they are made.
 """
 
 from __future__ import annotations
@@ -101,10 +89,7 @@ class Snapshots:
             memo.copies.clear()
             memo.lists.clear()
         memo.take += 1
-        snapshot = {
-            key: value if value.__class__ in _SHARED else self._copy(value, memo)
-            for key, value in payload.items()
-        }
+        snapshot = self._dict(payload, memo)
         memo.last = (payload, list(payload.items()), snapshot, ns)
         return snapshot, ns
 
@@ -116,10 +101,7 @@ class Snapshots:
         if kind in _SHARED:
             return value
         if kind is dict and not member:
-            return {
-                key: item if item.__class__ in _SHARED else self._copy(item, memo)
-                for key, item in value.items()
-            }
+            return self._dict(value, memo)
         if kind is dict:
             hit = memo.copies.get(id(value))
             if hit is not None and hit[0] is value:
@@ -128,10 +110,7 @@ class Snapshots:
                 if _equal(hit[1], value):
                     memo.copies[id(value)] = (value, hit[1], memo.take)
                     return hit[1]
-            copy = {
-                key: item if item.__class__ in _SHARED else self._copy(item, memo)
-                for key, item in value.items()
-            }
+            copy = self._dict(value, memo)
             # the entry holds ``value``: its id is not reused while it is kept
             memo.copies[id(value)] = (value, copy, memo.take)
             return copy
@@ -142,6 +121,12 @@ class Snapshots:
         if kind is Unsanitized:
             return Unsanitized(self._copy(value.raw, memo), value.memo_depth, value.memo)
         return value
+
+    def _dict(self, value: dict[str, Any], memo: _Memo) -> dict[str, Any]:
+        return {
+            key: item if item.__class__ in _SHARED else self._copy(item, memo)
+            for key, item in value.items()
+        }
 
     def _copy_list(self, items: list[Any], memo: _Memo) -> list[Any]:
         """A copy of ``items``. Lists that start with the same item (a conversation: the

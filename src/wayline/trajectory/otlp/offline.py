@@ -6,8 +6,9 @@ calling thread, with the thread's clock pinned to each hook's recorded time: spa
 parents, attributes, statuses and times come from the one mapping the live plugin uses.
 
 Trace and span ids are the live plugin's: derived from the session and what each span stands
-for (``observability/otel``'s ``ids``), so the live record, the ATOF export and the ATIF
-export of one session give the same ids, and a backend that keys spans by id stores each once.
+for (``observability/otel``'s ``pipeline.KeyedIds``), so the live record, the ATOF export and
+the ATIF export of one session give the same ids, and a backend that keys spans by id stores
+each once.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """``observability/otel``: observer hooks → OpenTelemetry spans and metrics (hermes-otel's mapping).
 
-Enable with ``wayline plugins enable observability/otel`` (needs ``pip install 'wayline[otel]'``)
-and configure under ``plugins.entries.observability/otel`` in ``config.yaml`` or with
-``WAYLINE_OTEL_EXPORTER`` / ``WAYLINE_OTEL_FILE`` and the standard ``OTEL_*`` variables
-(see docs/otel.md). The plugin builds its own private TracerProvider and MeterProvider and
-never touches the global ones. OpenTelemetry is not imported here nor in :func:`register`:
-the pipeline is built on the hook thread when the first hook arrives (at once with
-``async_hooks: false``), so neither ``wayline --help`` nor an agent's start-up pays for it.
-Without the ``otel`` extra, :func:`register` logs one warning and registers nothing.
-
-Works unchanged in Hermes Agent through the ``hermes_agent.plugins`` entry point
-``wayline_otel``: only ``ctx.register_hook`` is used and every payload field is optional.
-
-Open spans are ended and queued spans exported when the host closes, or at the process exit
-(``wayline.host.exit.ExitHook``: also in Hermes' one-shot mode, which leaves through ``os._exit``).
+Configured under ``plugins.entries.observability/otel`` in ``config.yaml`` and by
+``WAYLINE_OTEL_*`` and the standard ``OTEL_*`` variables (docs/otel.md). The plugin builds its
+own TracerProvider and MeterProvider and never touches the global ones. OpenTelemetry is
+imported neither here nor in :func:`register` (the pipeline is built by the first hook).
+Works unchanged in Hermes Agent (entry point ``wayline_otel``): only ``ctx.register_hook`` is
+used and every payload field is optional.
 """
 
 from __future__ import annotations
@@ -42,14 +34,11 @@ def _installed(module: str) -> bool:
 
 
 def register(ctx: Any) -> OtelPlugin | None:
-    """Plugin entry point: build this host's instance from its settings and subscribe the hooks.
+    """Plugin entry point: build this host's instance and subscribe its hooks; returns it.
 
     A bad setting raises :class:`OtelConfigError` naming the field (the host reports it as
     the plugin's load error); a missing ``otel`` extra or ``exporter: none`` registers
-    nothing, so the agent pays nothing. The ``file`` exporter writes under ``ctx.home``
-    (wayline's hosts) unless configured elsewhere. A host that takes the instance
-    (``ctx.register_instance``, wayline) closes it with itself; any other host (Hermes, one
-    per process) has it closed at the process exit. Returns the instance, if one was built.
+    nothing. The ``file`` exporter writes under ``ctx.home`` unless configured elsewhere.
     """
     config = getattr(ctx, "config", None)
     home = getattr(ctx, "home", None)

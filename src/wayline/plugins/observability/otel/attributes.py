@@ -23,42 +23,31 @@ from wayline.redaction.sanitize import MIN_PAYLOAD_MAX_CHARS, REDACTED, redact_t
 __all__ = [
     "FAILED_SUBAGENT",
     "GRANTED",
-    "ID_MAX",
     "LABEL_MAX",
-    "MIDDLEWARE_EXECUTED_ARGUMENTS",
-    "MIDDLEWARE_SOURCES",
-    "MIDDLEWARE_TRACE",
     "SUMMARY_MAX",
-    "TOOL_OUTCOMES",
-    "AttrValue",
     "Attrs",
     "Cleaner",
     "api_end_attrs",
     "api_error_attrs",
     "api_start_attrs",
     "approval_start_attrs",
-    "clip",
     "error_status_class",
     "llm_attrs",
-    "middleware_attrs",
     "model_attrs",
     "redact_clip",
     "root_attrs",
-    "server_attrs",
     "session_attrs",
     "subagent_start_attrs",
     "subagent_stop_attrs",
     "tool_end_attrs",
-    "tool_outcome",
     "tool_start_attrs",
     "tool_target",
     "usage_counts",
 ]
 
-AttrValue = str | bool | int | float | list[str]
-Attrs = dict[str, AttrValue]
+Attrs = dict[str, str | bool | int | float | list[str]]
 
-ID_MAX = 200
+_ID_MAX = 200
 LABEL_MAX = 120
 SUMMARY_MAX = 500
 _TARGET_KEYS = ("path", "file_path", "target", "url", "uri")
@@ -112,7 +101,7 @@ def _word_end(text: str, end: int) -> int:
     return before + 1  # 0 when the whole window is one word
 
 
-def clip(text: str, limit: int, dropped: int = 0) -> str:
+def _clip(text: str, limit: int, dropped: int = 0) -> str:
     """``text`` cut to at most ``limit`` characters with an explicit marker; the cut never
     splits a ``<redacted>`` marker or a short token (see :func:`_cut`).
 
@@ -128,12 +117,12 @@ def redact_clip(text: str, limit: int) -> str:
     """Redact ``text`` and clip it, leaving no part of a secret at the cut (see above)."""
     end = limit + _REDACT_WINDOW
     if len(text) <= end:
-        return clip(redact_text(text), limit)
+        return _clip(redact_text(text), limit)
     for _ in range(_WIDEN + 1):
         stop = _word_end(text, end)
         red = redact_text(text[:stop])
         if stop >= len(text):
-            return clip(red, limit)
+            return _clip(red, limit)
         if stop < end:  # a word too long to redact whole follows: it is the edge, unseen
             margin = 0
             break
@@ -149,12 +138,7 @@ def _compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-MIDDLEWARE_TRACE = "wayline.middleware.trace"
-MIDDLEWARE_SOURCES = "wayline.middleware.sources"
-MIDDLEWARE_EXECUTED_ARGUMENTS = "wayline.middleware.executed_arguments"
-
-
-def middleware_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
+def _middleware_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """What request middleware changed before a call ran: its trace (who and why, as JSON)
     and the sources, when the payload carries a non-empty ``middleware_trace``."""
     trace = kw.get("middleware_trace")
@@ -167,7 +151,10 @@ def middleware_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     ]
     # Keys sorted, as the ATOF and ATIF records keep them: every record of the call agrees.
     ordered = [dict(sorted(e.items())) if isinstance(e, Mapping) else e for e in trace]
-    return {MIDDLEWARE_TRACE: c.json(ordered, SUMMARY_MAX * 4), MIDDLEWARE_SOURCES: sources}
+    return {
+        "wayline.middleware.trace": c.json(ordered, SUMMARY_MAX * 4),
+        "wayline.middleware.sources": sources,
+    }
 
 
 class Cleaner:
@@ -179,7 +166,7 @@ class Cleaner:
         self.history = settings.capture_conversation_history
         self.history_max = settings.history_max_chars
 
-    def ident(self, value: Any, limit: int = ID_MAX) -> str:
+    def ident(self, value: Any, limit: int = _ID_MAX) -> str:
         """A short identifier or label: redacted and clipped."""
         return redact_clip(value if isinstance(value, str) else str(value), limit)
 
@@ -193,7 +180,7 @@ class Cleaner:
     def json(self, value: Any, limit: int) -> str:
         """A structure sanitized (keys, secrets, depth) then JSON-encoded and clipped."""
         safe = sanitize(value, max_chars=max(limit, MIN_PAYLOAD_MAX_CHARS))
-        return clip(_compact_json(safe), limit)
+        return _clip(_compact_json(safe), limit)
 
 
 def _num(value: Any) -> int | None:
@@ -227,7 +214,7 @@ def model_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     return attrs
 
 
-def server_attrs(c: Cleaner, base_url: Any) -> Attrs:
+def _server_attrs(c: Cleaner, base_url: Any) -> Attrs:
     """``server.address`` / ``server.port`` from the provider's base URL (no userinfo)."""
     if not isinstance(base_url, str) or not base_url:
         return {}
@@ -292,7 +279,7 @@ def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """Start attributes of ``api.{model}``: one provider attempt."""
     attrs = session_attrs(c, kw, kw.get("session_id"))
     attrs.update(model_attrs(c, kw))
-    attrs.update(server_attrs(c, kw.get("base_url")))
+    attrs.update(_server_attrs(c, kw.get("base_url")))
     attrs["openinference.span.kind"] = "LLM"
     attrs["gen_ai.operation.name"] = "chat"
     for src, dst in (
@@ -322,7 +309,7 @@ def api_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
         if c.history and body.get("messages") is not None:
             attrs["input.value"] = c.json(body.get("messages"), c.history_max)
             attrs["input.mime_type"] = "application/json"
-    attrs.update(middleware_attrs(c, kw))
+    attrs.update(_middleware_attrs(c, kw))
     return attrs
 
 
@@ -407,7 +394,7 @@ def tool_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     target, command = tool_target(kw.get("args"))
     if target:
         attrs["hermes.tool.target"] = c.text(target, SUMMARY_MAX)
-    rewritten = middleware_attrs(c, kw)
+    rewritten = _middleware_attrs(c, kw)
     attrs.update(rewritten)
     if c.content:
         if command:
@@ -417,23 +404,18 @@ def tool_start_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
             attrs["input.value"] = attrs["gen_ai.tool.call.arguments"] = args
             attrs["input.mime_type"] = "application/json"
             if rewritten:  # the arguments that ran, named as such next to the trace
-                attrs[MIDDLEWARE_EXECUTED_ARGUMENTS] = args
+                attrs["wayline.middleware.executed_arguments"] = args
     return attrs
 
 
-TOOL_OUTCOMES = {"ok": "completed", "error": "error", "blocked": "blocked", "timeout": "timeout"}
-
-
-def tool_outcome(status: Any) -> str:
-    """``hermes.tool.outcome`` for a ``post_tool_call`` status (unknown → completed)."""
-    if isinstance(status, str) and status:
-        return TOOL_OUTCOMES.get(status, status if status == "cancelled" else "completed")
-    return "completed"
+_TOOL_OUTCOMES = {"ok": "completed", **{k: k for k in ("error", "blocked", "timeout", "cancelled")}}
 
 
 def tool_end_attrs(c: Cleaner, kw: Mapping[str, Any]) -> Attrs:
     """End attributes of ``tool.{name}``: outcome, error, result."""
-    outcome = tool_outcome(kw.get("status"))
+    status = kw.get("status")
+    # hermes.tool.outcome: unknown statuses count as completed
+    outcome = _TOOL_OUTCOMES.get(status, "completed") if isinstance(status, str) else "completed"
     attrs: Attrs = {"hermes.tool.outcome": outcome}
     duration = _num(kw.get("duration_ms"))
     if duration is not None:

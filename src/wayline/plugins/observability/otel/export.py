@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 
 from wayline.contract.private import PrivatePaths
+from wayline.plugins.observability.otel.settings import CredentialFilter, OtelSettings
 
 log = logging.getLogger("wayline.plugins.otel")
 
@@ -123,17 +124,38 @@ class OnceFilter(logging.Filter):
     """Lets the first record of each message template through and counts the rest.
 
     Attached to the OTLP exporter's loggers while the plugin runs, so an outage yields one
-    warning instead of one per retry (the SDK logs every attempt).
+    warning instead of one per retry (the SDK logs every attempt). With ``settings``, the
+    records lose the exporter's credentials (the SDK's retry lines quote the request URL),
+    and a backend that refuses metrics (Phoenix answers them with 405; the SDK logs an error
+    per export) is told once at INFO, its records dropped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: OtelSettings | None = None) -> None:
         super().__init__()
         self._seen: set[tuple[str, int, str]] = set()
         self.suppressed = 0
         self._lock = threading.Lock()
+        self._refused_told = False
+        self._credentials = CredentialFilter(settings) if settings is not None else None
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """True for the first record of its (logger, level, template)."""
+        """True for the first record of its (logger, level, template), never for a metrics
+        refusal."""
+        if record.name == OTLP_LOGGERS[1] and "Failed to export" in str(record.msg):
+            args = record.args if isinstance(record.args, tuple) else ()
+            code = next((a for a in args if isinstance(a, int) and 400 <= a < 500), None)
+            if code is not None:
+                with self._lock:
+                    first, self._refused_told = not self._refused_told, True
+                if first:
+                    log.info(
+                        "observability/otel: the OTLP backend does not accept metrics (HTTP "
+                        "%s); spans are still exported (metrics: false stops sending them)",
+                        code,
+                    )
+                return False
+        if self._credentials is not None:
+            self._credentials.filter(record)
         key = (record.name, record.levelno, str(record.msg))
         with self._lock:
             if key in self._seen:

@@ -2,14 +2,24 @@
 
 Labels are deliberately low-cardinality: model, provider, tool name, outcome, role, status,
 choice, pattern key, error type — never a session, turn, request or tool-call id.
+
+A call's cost (on its ``api.{model}`` span and in ``hermes.llm.cost``) comes from
+:mod:`wayline.pricing` (the bundled ``genai-prices`` table, offline). A model the table does
+not know gets no cost attribute and adds nothing to the counter: an unknown cost is absent,
+never $0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from opentelemetry.metrics import Meter
+from opentelemetry.metrics import Counter, Histogram, Meter
+
+from wayline.plugins.observability.otel.attributes import Attrs
+from wayline.pricing import COST_ATTRIBUTES, Pricer
+
+__all__ = ["Instruments"]
 
 #: gen_ai.client.token.usage buckets from the GenAI semantic conventions: 1, 4, 16, ... 4^13.
 TOKEN_BUCKETS = tuple(4**n for n in range(14))
@@ -48,74 +58,68 @@ TOKEN_COUNTERS = (
 )
 
 
-class Adder(Protocol):
-    """What the plugin calls on a counter (the SDK's ``Counter.add``)."""
-
-    def add(self, amount: int | float, attributes: Any = None) -> None:
-        """Add ``amount`` to the sum of ``attributes``."""
-
-
 class Instruments:
     """Every instrument the plugin records, created once per plugin instance."""
 
     def __init__(self, meter: Meter) -> None:
-        self.tool_calls: Adder = meter.create_counter(
+        def histogram(name: str, unit: str, text: str, buckets: tuple[float, ...]) -> Histogram:
+            return meter.create_histogram(
+                name, unit=unit, description=text, explicit_bucket_boundaries_advisory=buckets
+            )
+
+        self.pricer = Pricer()
+        self.pricer.load()  # with the plugin's build, not at the first priced call
+        self.cost = meter.create_counter(
+            "hermes.llm.cost", unit="USD", description="Cost of successful provider calls"
+        )
+        self.tool_calls = meter.create_counter(
             "hermes.tool.calls", unit="{call}", description="Tool calls by tool and outcome"
         )
-        self.tool_duration = meter.create_histogram(
-            "hermes.tool.duration",
-            unit="ms",
-            description="Tool call duration",
-            explicit_bucket_boundaries_advisory=MS_BUCKETS,
+        self.tool_duration = histogram(
+            "hermes.tool.duration", "ms", "Tool call duration", MS_BUCKETS
         )
-        self.tokens: dict[str, Adder] = {
+        self.tokens: dict[str, Counter] = {
             key: meter.create_counter(name, unit="{token}", description=f"Tokens ({key})")
             for key, name in TOKEN_COUNTERS
         }
-        self.api_duration = meter.create_histogram(
-            "hermes.api.duration",
-            unit="ms",
-            description="Provider request duration (per attempt)",
-            explicit_bucket_boundaries_advisory=MS_BUCKETS,
+        self.api_duration = histogram(
+            "hermes.api.duration", "ms", "Provider request duration (per attempt)", MS_BUCKETS
         )
-        self.api_errors: Adder = meter.create_counter(
+        self.api_errors = meter.create_counter(
             "hermes.api.error.count", unit="{error}", description="Failed provider attempts"
         )
-        self.retries: Adder = meter.create_counter(
+        self.retries = meter.create_counter(
             "hermes.retry.count", unit="{retry}", description="Retryable provider failures"
         )
-        self.sessions: Adder = meter.create_counter(
+        self.sessions = meter.create_counter(
             "hermes.sessions", unit="{turn}", description="Finished turns by kind and status"
         )
-        self.subagents: Adder = meter.create_counter(
+        self.subagents = meter.create_counter(
             "hermes.subagent.count", unit="{subagent}", description="Delegated child agents"
         )
-        self.subagent_duration = meter.create_histogram(
-            "hermes.subagent.duration",
-            unit="ms",
-            description="Delegated child agent duration",
-            explicit_bucket_boundaries_advisory=MS_BUCKETS,
+        self.subagent_duration = histogram(
+            "hermes.subagent.duration", "ms", "Delegated child agent duration", MS_BUCKETS
         )
-        self.approvals: Adder = meter.create_counter(
+        self.approvals = meter.create_counter(
             "hermes.approval.count", unit="{approval}", description="Approval decisions"
         )
-        self.approval_duration = meter.create_histogram(
+        self.approval_duration = histogram(
             "hermes.approval.duration",
-            unit="ms",
-            description="Time waiting for a human approval decision",
-            explicit_bucket_boundaries_advisory=MS_BUCKETS,
+            "ms",
+            "Time waiting for a human approval decision",
+            MS_BUCKETS,
         )
-        self.token_usage = meter.create_histogram(
+        self.token_usage = histogram(
             "gen_ai.client.token.usage",
-            unit="{token}",
-            description="Tokens used per provider request (GenAI semantic conventions)",
-            explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
+            "{token}",
+            "Tokens used per provider request (GenAI semantic conventions)",
+            TOKEN_BUCKETS,
         )
-        self.operation_duration = meter.create_histogram(
+        self.operation_duration = histogram(
             "gen_ai.client.operation.duration",
-            unit="s",
-            description="Provider request duration (GenAI semantic conventions)",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            "s",
+            "Provider request duration (GenAI semantic conventions)",
+            DURATION_BUCKETS,
         )
 
     def api_success(
@@ -159,3 +163,18 @@ class Instruments:
             self.retries.add(1, {"error_type": error_type})
         if duration_s is not None:
             self.operation_duration.record(duration_s, {**genai, "error.type": error_type})
+
+    def add_cost(self, attrs: Attrs, kw: Mapping[str, Any], labels: Mapping[str, str]) -> None:
+        """Set a priced call's cost attributes on ``attrs`` and count it under its model."""
+        cost = self.pricer.hook_cost(kw)
+        if cost is None:
+            return
+        for key in COST_ATTRIBUTES:
+            attrs[key] = cost
+        self.cost.add(
+            cost,
+            {
+                "model": labels.get("gen_ai.request.model", ""),
+                "provider": labels.get("gen_ai.provider.name", ""),
+            },
+        )

@@ -46,7 +46,6 @@ from wayline.plugins.observability.otel.attributes import (
     tool_target,
     usage_counts,
 )
-from wayline.plugins.observability.otel.cost import CostMeter
 from wayline.plugins.observability.otel.instruments import Instruments
 from wayline.plugins.observability.otel.pipeline import Pipeline
 from wayline.plugins.observability.otel.settings import OtelSettings
@@ -55,14 +54,19 @@ from wayline.plugins.observability.otel.tracker import (
     Tracker,
     TurnState,
     end_span,
+    traceparent_of,
 )
-from wayline.plugins.observability.otel.turns import Turns, traceparent_of
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def _ns(epoch_s: Any) -> int | None:
-    if isinstance(epoch_s, int | float) and not isinstance(epoch_s, bool) and epoch_s > 0:
-        return int(epoch_s * 1e9)
-    return None
+    seconds = _number(epoch_s)
+    return int(seconds * 1e9) if seconds is not None and seconds > 0 else None
 
 
 def _child(state: TurnState, what: str) -> str | None:
@@ -79,9 +83,8 @@ def _session_key(kw: Mapping[str, Any], what: str, ident: Any) -> str | None:
 
 
 def _seconds(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
+    seconds = _number(value)
+    return seconds if seconds is not None and seconds >= 0 else None
 
 
 class OtelObserver:
@@ -99,14 +102,15 @@ class OtelObserver:
         self.settings = settings
         self.pipeline = pipeline
         self.c = Cleaner(settings)
-        self.t = Tracker(pipeline.tracer, settings.root_span_ttl_ms, clock, pipeline.ids)
         self.m = Instruments(pipeline.meter)
-        self.cost = CostMeter(pipeline.meter)
-        self.turns = Turns(
-            self.t,
+        self.t = Tracker(
+            pipeline.tracer,
             self.c,
-            settings,
             self.m,
+            agent_name=settings.agent_name,
+            ttl_ms=settings.root_span_ttl_ms,
+            clock=clock,
+            ids=pipeline.ids,
             remote_parent=remote_parent,
             remote_parent_session=remote_parent_session,
         )
@@ -114,14 +118,14 @@ class OtelObserver:
     # -- session hooks -----------------------------------------------------------------------
     def on_session_start(self, **kw: Any) -> None:
         """Open the session's root span (``agent``/``cron``), nested under its delegation."""
-        self.turns.sweep()
+        self.t.sweep()
         sid = kw.get("session_id")
         if not isinstance(sid, str) or not sid:
             return
         with self.t.lock:
             if sid in self.t.pending or self.t.turns_of(sid):
                 return
-            self.t.pending[sid] = self.turns.new_root(sid, kw)
+            self.t.pending[sid] = self.t.new_root(sid, kw)
 
     def on_session_end(self, **kw: Any) -> None:
         """Close the turn's root with the turn summary; flush (bounded) for top-level sessions."""
@@ -142,7 +146,7 @@ class OtelObserver:
                 pending = self.t.pending.pop(sid)
                 states = [TurnState("", sid, pending.kind, pending.span, pending.started)]
             for s in states:
-                self.turns.close_turn(
+                self.t.close_turn(
                     s,
                     final,
                     reason=reason,
@@ -167,7 +171,7 @@ class OtelObserver:
         with self.t.lock:
             for state in self.t.turns_of(sid):
                 self.t.turns.pop(state.turn_id, None)
-                self.turns.close_turn(state, "incomplete", reason="finalized", closed_by="finalize")
+                self.t.close_turn(state, "incomplete", reason="finalized", closed_by="finalize")
             pending = self.t.pending.pop(sid, None)
             if pending is not None:
                 end_span(pending.span, {"hermes.span.closed_by": "finalize"})
@@ -179,10 +183,10 @@ class OtelObserver:
     # -- llm ----------------------------------------------------------------------------------
     def pre_llm_call(self, **kw: Any) -> None:
         """Open ``llm.{model}`` under the turn's root (synthesizing the root if needed)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = llm_attrs(self.c, kw)
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             if state is None or ("llm", state.turn_id) in state.open:
                 return
             if "input.value" in attrs and self.c.content:
@@ -209,20 +213,17 @@ class OtelObserver:
     # -- api attempts -------------------------------------------------------------------------
     def pre_api_request(self, **kw: Any) -> None:
         """Open ``api.{model}`` under the turn's llm span; retries reuse the request id."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = api_start_attrs(self.c, kw)
         rid = str(kw.get("api_request_id") or "")
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             key = _child(state, f"api/{state.api_attempts + 1}") if state is not None else None
             span = self._api_span(state, kw, attrs, key)
-            if state is None:
-                self.t.loose[("api", rid)] = (span, self.t.clock())
-                return
-            state.apis[rid] = span
-            state.last_api = span
-            state.open[("api", rid)] = span
-            state.api_attempts += 1
+            self.t.hold(state, ("api", rid), span)
+            if state is not None:
+                state.apis[rid] = state.last_api = span
+                state.api_attempts += 1
 
     def _api_span(
         self, state: TurnState | None, kw: Mapping[str, Any], attrs: Attrs, key: str | None
@@ -234,13 +235,8 @@ class OtelObserver:
         return self.t.start(name, parent, attrs, kind=SpanKind.CLIENT, start_time=start, key=key)
 
     def _pop_api(self, kw: Mapping[str, Any]) -> tuple[TurnState | None, Span | None]:
-        rid = str(kw.get("api_request_id") or "")
         state = self.t.find_turn(kw.get("turn_id"), kw.get("session_id"))
-        span = state.open.pop(("api", rid), None) if state is not None else None
-        if span is None:
-            loose = self.t.loose.pop(("api", rid), None)
-            span = loose[0] if loose else None
-        return state, span
+        return state, self.t.take(state, ("api", str(kw.get("api_request_id") or "")))
 
     def _genai_labels(self, kw: Mapping[str, Any]) -> dict[str, str]:
         labels = {"gen_ai.operation.name": "chat"}
@@ -256,7 +252,7 @@ class OtelObserver:
         attrs = api_end_attrs(self.c, kw)
         usage = usage_counts(kw.get("usage"))
         labels = self._genai_labels(kw)
-        self.cost.add(attrs, kw, labels)
+        self.m.add_cost(attrs, kw, labels)
         with self.t.lock:
             state, span = self._pop_api(kw)
             if span is None:  # attempt began before the plugin loaded
@@ -269,7 +265,7 @@ class OtelObserver:
 
     def api_request_error(self, **kw: Any) -> None:
         """Close the attempt as ERROR with an exception event (or open+close ``api.error``)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs, etype, message = api_error_attrs(self.c, kw)
         retryable = kw.get("retryable") if isinstance(kw.get("retryable"), bool) else None
         retries, limit = kw.get("retry_count"), kw.get("max_retries")
@@ -307,13 +303,13 @@ class OtelObserver:
     # -- tools --------------------------------------------------------------------------------
     def pre_tool_call(self, **kw: Any) -> None:
         """Open ``tool.{name}`` under its api span (parallel calls become siblings)."""
-        self.turns.sweep()
+        self.t.sweep()
         attrs = tool_start_attrs(self.c, kw)
         name = str(attrs["tool.name"])
         call_id = str(kw.get("tool_call_id") or f"{name}:{id(kw)}")
         target, command = tool_target(kw.get("args"))
         with self.t.lock:
-            state = self.turns.open_turn(kw)
+            state = self.t.open_turn(kw)
             if state is not None and ("tool", call_id) in state.open:
                 return
             parent: Span | None = None
@@ -322,10 +318,9 @@ class OtelObserver:
                 parent = parent or state.parent_for_children()
             key = _session_key(kw, "tool", kw.get("tool_call_id"))
             span = self.t.start(f"tool.{name}", parent, attrs, key=key)
+            self.t.hold(state, ("tool", call_id), span)
             if state is None:
-                self.t.loose[("tool", call_id)] = (span, self.t.clock())
                 return
-            state.open[("tool", call_id)] = span
             state.tool_parents[call_id] = parent or state.root
             state.tool_names[call_id] = name
             state.tools.append(name)
@@ -342,10 +337,7 @@ class OtelObserver:
         call_id = str(kw.get("tool_call_id") or "")
         with self.t.lock:
             state = self.t.tool_turn(kw.get("turn_id"), call_id)
-            span = state.open.pop(("tool", call_id), None) if state is not None else None
-            if span is None:
-                loose = self.t.loose.pop(("tool", call_id), None)
-                span = loose[0] if loose else None
+            span = self.t.take(state, ("tool", call_id))
             if span is None:  # no pre_tool_call seen (blocked before it, or loaded late)
                 parent = state.parent_for_children() if state is not None else None
                 key = _session_key(kw, "tool", call_id)
@@ -356,14 +348,13 @@ class OtelObserver:
             end_span(span, attrs, error=error)
         labels = {"tool_name": name, "outcome": outcome}
         self.m.tool_calls.add(1, labels)
-        duration = kw.get("duration_ms")
-        if isinstance(duration, int | float) and not isinstance(duration, bool):
-            self.m.tool_duration.record(float(duration), labels)
+        if (duration := _number(kw.get("duration_ms"))) is not None:
+            self.m.tool_duration.record(duration, labels)
 
     # -- delegation ---------------------------------------------------------------------------
     def subagent_start(self, **kw: Any) -> None:
         """Open ``subagent.{role}`` and remember it so the child's root nests under it."""
-        self.turns.sweep()
+        self.t.sweep()
         child = kw.get("child_session_id")
         if not isinstance(child, str) or not child:
             return
@@ -414,9 +405,8 @@ class OtelObserver:
                 failed = status in FAILED_SUBAGENT
                 end_span(delegation.span, attrs, error=f"subagent {status}" if failed else None)
         self.m.subagents.add(1, {"role": role, "status": status})
-        duration = kw.get("duration_ms")
-        if isinstance(duration, int | float) and not isinstance(duration, bool):
-            self.m.subagent_duration.record(float(duration), {"role": role})
+        if (duration := _number(kw.get("duration_ms"))) is not None:
+            self.m.subagent_duration.record(duration, {"role": role})
 
     def traceparent_for_child(self, child_session_id: str) -> str | None:
         """W3C ``traceparent`` of the delegation span, for a child started in another process."""
@@ -430,7 +420,7 @@ class OtelObserver:
 
     def pre_approval_request(self, **kw: Any) -> None:
         """Open ``approval.{pattern_key}`` in the gated tool's turn (keyed by turn id)."""
-        self.turns.sweep()
+        self.t.sweep()
         pattern = self.c.ident(kw.get("pattern_key") or "unknown", LABEL_MAX)
         attrs = approval_start_attrs(self.c, kw, pattern)
         key = self._approval_key(kw)
@@ -443,11 +433,9 @@ class OtelObserver:
             span = self.t.start(
                 f"approval.{pattern}", parent, attrs, key=_session_key(kw, "approval", key)
             )
-            if state is None:
-                self.t.loose[("approval", key)] = (span, self.t.clock())
-                return
-            state.open[("approval", key)] = span
-            state.approval_started[key] = self.t.clock()
+            self.t.hold(state, ("approval", key), span)
+            if state is not None:
+                state.approval_started[key] = self.t.clock()
 
     def post_approval_response(self, **kw: Any) -> None:
         """Close ``approval.{pattern_key}`` (always OK) with the choice and the wait."""
@@ -482,4 +470,4 @@ class OtelObserver:
 
     def close_all(self, reason: str = "shutdown") -> None:
         """End everything still open (process exit): turns as ``incomplete``."""
-        self.turns.close_all(reason)
+        self.t.close_all(reason)

@@ -7,6 +7,7 @@ pipeline untouched, and the plugin's spans go only where the plugin's settings s
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
@@ -18,10 +19,15 @@ from typing import Any
 
 from opentelemetry.metrics import Meter, NoOpMeterProvider
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import (
+    ConsoleMetricExporter,
+    MetricReader,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
@@ -33,15 +39,52 @@ from wayline.plugins.observability.otel.export import (
     JsonLinesSpanExporter,
     OnceFilter,
 )
-from wayline.plugins.observability.otel.ids import KeyedIds
 from wayline.plugins.observability.otel.settings import (
-    CredentialFilter,
     OtelConfigError,
     OtelSettings,
 )
 
+__all__ = ["KeyedIds", "Pipeline", "build_pipeline"]
+
 log = logging.getLogger("wayline.plugins.otel")
 SCOPE = "wayline.plugins.observability.otel"
+
+
+class KeyedIds(IdGenerator):
+    """The SDK's id generator, keyed per span start by :meth:`starting` (thread-safe).
+
+    The live plugin, ``wayline export otlp`` of the session's ATOF and of its ATIF all name a
+    span by the same key: its session and what it is in that session (the n-th turn's root
+    and llm span, that turn's m-th API attempt, a tool call by its id, a delegation by the
+    child's session, an approval by its call). The ids are a hash of that key, so a backend
+    that stores spans by id keeps each span once, whichever mix of the three reached it. A
+    span started without a key gets random ids, as the SDK's default generator gives.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._random = RandomIdGenerator()
+
+    def starting(self, key: str | None) -> None:
+        """The key of the span this thread starts next (``None``: random ids)."""
+        self._local.key = key
+
+    def _keyed(self, kind: str, size: int) -> int | None:
+        key = getattr(self._local, "key", None)
+        if key is None:
+            return None
+        digest = hashlib.sha256(f"{kind}\x00{key}".encode()).digest()
+        return int.from_bytes(digest[:size], "big") or 1  # zero is an invalid id
+
+    def generate_span_id(self) -> int:
+        """The span id of the keyed span being started, else a random one."""
+        keyed = self._keyed("span", 8)
+        return self._random.generate_span_id() if keyed is None else keyed
+
+    def generate_trace_id(self) -> int:
+        """The trace id of the keyed root being started, else a random one."""
+        keyed = self._keyed("trace", 16)
+        return self._random.generate_trace_id() if keyed is None else keyed
 
 
 def _resource(settings: OtelSettings) -> Resource:
@@ -90,84 +133,24 @@ def _otlp_module(settings: OtelSettings, signal: str) -> Any:
         ) from None
 
 
-def _span_exporter(settings: OtelSettings) -> SpanExporter | None:
+def _exporter(settings: OtelSettings, signal: str) -> Any:
+    """The configured exporter of ``signal`` (``trace`` or ``metric``); None for ``none``."""
+    spans = signal == "trace"
     if settings.exporter == "otlp":
-        exporter: SpanExporter = _otlp_module(settings, "trace").OTLPSpanExporter(
-            endpoint=settings.traces_endpoint(),
+        module = _otlp_module(settings, signal)
+        return (module.OTLPSpanExporter if spans else module.OTLPMetricExporter)(
+            endpoint=settings.traces_endpoint() if spans else settings.metrics_endpoint(),
             headers=settings.headers or None,
             timeout=settings.export_timeout_ms / 1000.0,
         )
-        return exporter
     if settings.exporter == "console":
-        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
         # stderr: stdout carries the agent's answer in `wayline chat -q`.
-        return ConsoleSpanExporter(out=sys.stderr)
+        return (ConsoleSpanExporter if spans else ConsoleMetricExporter)(out=sys.stderr)
     if settings.exporter == "file":
-        assert settings.file is not None
-        return JsonLinesSpanExporter(settings.file)
+        path = settings.file if spans else settings.metrics_file
+        assert path is not None
+        return (JsonLinesSpanExporter if spans else JsonLinesMetricExporter)(path)
     return None
-
-
-def _metric_reader(settings: OtelSettings) -> MetricReader | None:
-    exporter: Any
-    if settings.exporter == "otlp":
-        exporter = _otlp_module(settings, "metric").OTLPMetricExporter(
-            endpoint=settings.metrics_endpoint(),
-            headers=settings.headers or None,
-            timeout=settings.export_timeout_ms / 1000.0,
-        )
-    elif settings.exporter == "console":
-        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
-
-        exporter = ConsoleMetricExporter(out=sys.stderr)
-    elif settings.exporter == "file":
-        assert settings.metrics_file is not None
-        exporter = JsonLinesMetricExporter(settings.metrics_file)
-    else:
-        return None
-    return PeriodicExportingMetricReader(
-        exporter,
-        export_interval_millis=settings.metric_export_interval_ms,
-        export_timeout_millis=settings.export_timeout_ms,
-    )
-
-
-_METRIC_LOGGER = "opentelemetry.exporter.otlp.proto.http.metric_exporter"
-
-
-class _ExporterLogFilter(OnceFilter):
-    """:class:`OnceFilter`, and a backend that refuses metrics told once at INFO.
-
-    Some backends take spans but no metrics (Phoenix answers the metrics export with 405):
-    the SDK logs that as an error on every export. The first refusal (a 4xx) becomes one
-    INFO line of the plugin's logger, and the SDK's records of it are dropped.
-    """
-
-    def __init__(self, settings: OtelSettings) -> None:
-        super().__init__()
-        self._refused_told = False
-        # The SDK's retry lines quote the request URL: no credential of ours in them.
-        self._credentials = CredentialFilter(settings)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """False for a metrics refusal (told once at INFO), else :class:`OnceFilter`'s say;
-        the record's text without the endpoint's credentials or header values."""
-        if record.name == _METRIC_LOGGER and "Failed to export" in str(record.msg):
-            args = record.args if isinstance(record.args, tuple) else ()
-            code = next((a for a in args if isinstance(a, int) and 400 <= a < 500), None)
-            if code is not None:
-                with self._lock:
-                    first, self._refused_told = not self._refused_told, True
-                if first:
-                    log.info(
-                        "observability/otel: the OTLP backend does not accept metrics (HTTP "
-                        "%s); spans are still exported (metrics: false stops sending them)",
-                        code,
-                    )
-                return False
-        self._credentials.filter(record)
-        return super().filter(record)
 
 
 def _bounded(name: str, work: Callable[[], object], timeout_ms: int) -> bool:
@@ -201,18 +184,16 @@ class Pipeline:
     meter_provider: MeterProvider | None
     log_filter: OnceFilter | None = None
     ids: KeyedIds = field(default_factory=KeyedIds)
-    """The tracer's id generator: ids keyed by what each span stands for (see ``ids``)."""
+    """The tracer's id generator: ids keyed by what each span stands for."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = False
 
-    def healthy(self) -> bool:
-        """False once an export has failed (a flush would wait on a failing exporter)."""
-        return self.counter is None or self.counter.failed_exports == 0
-
     def flush_spans(self, timeout_ms: int, *, only_if_healthy: bool = False) -> bool:
-        """Export the ended spans (bounded); with ``only_if_healthy`` not while exports fail."""
+        """Export the ended spans (bounded); with ``only_if_healthy`` not once an export has
+        failed (the flush would wait on a failing exporter)."""
         processor = self.processor
-        if processor is None or (only_if_healthy and not self.healthy()):
+        failing = self.counter is not None and self.counter.failed_exports > 0
+        if processor is None or (only_if_healthy and failing):
             return processor is None
         return _bounded("flush", processor.force_flush, timeout_ms)
 
@@ -266,7 +247,7 @@ def build_pipeline(
         id_generator=ids,
     )
     if span_exporter is None:
-        span_exporter = _span_exporter(settings)
+        span_exporter = _exporter(settings, "trace")
     processor: BatchSpanProcessor | None = None
     counter: CountingSpanExporter | None = None
     if span_exporter is not None:
@@ -282,7 +263,13 @@ def build_pipeline(
     tracer = tracer_provider.get_tracer(SCOPE, wayline_version())
     meter_provider: MeterProvider | None = None
     if settings.metrics:
-        reader = metric_reader if metric_reader is not None else _metric_reader(settings)
+        reader = metric_reader
+        if reader is None and (exporter := _exporter(settings, "metric")) is not None:
+            reader = PeriodicExportingMetricReader(
+                exporter,
+                export_interval_millis=settings.metric_export_interval_ms,
+                export_timeout_millis=settings.export_timeout_ms,
+            )
         if reader is not None:
             meter_provider = MeterProvider(
                 resource=resource, metric_readers=[reader], shutdown_on_exit=False
@@ -290,7 +277,7 @@ def build_pipeline(
     meter = (meter_provider or NoOpMeterProvider()).get_meter(SCOPE, wayline_version())
     log_filter: OnceFilter | None = None
     if settings.exporter == "otlp" and span_exporter is not None:
-        log_filter = _ExporterLogFilter(settings)
+        log_filter = OnceFilter(settings)
         for name in OTLP_LOGGERS:
             logging.getLogger(name).addFilter(log_filter)
     return Pipeline(

@@ -1,10 +1,4 @@
-"""One plugin instance: settings, the private pipeline and observer, and what a host calls.
-
-With ``async_hooks`` (the default) the pipeline and observer are built on the hook thread,
-which runs a session's first hook at once, not in ``register()``: importing the
-OpenTelemetry SDK then happens while the agent waits for its first model reply, neither on
-its start-up path nor at a session's end.
-"""
+"""One plugin instance: settings, the private pipeline and observer, and what a host calls."""
 
 from __future__ import annotations
 
@@ -14,9 +8,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from wayline.plugins.observability import OTEL_HOOKS
+from wayline.plugins.observability.hookqueue import HookQueue, QueuedHook
 from wayline.plugins.observability.instance import PluginInstance
-from wayline.plugins.observability.otel.hooks import HOOKS
-from wayline.plugins.observability.otel.settings import OtelSettings, load_settings
+from wayline.plugins.observability.otel.settings import OtelSettings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -29,13 +24,12 @@ log = logging.getLogger("wayline.plugins.otel")
 KEY = "observability/otel"
 TRACEPARENT_ENV = "TRACEPARENT"
 PARENT_SESSION_ENV = "WAYLINE_PARENT_SESSION_ID"
-# A reset is not observed: every host finalizes the old session before it (wayline and
-# Hermes alike), and the reset carries the new session id.
-_SESSION_ENDS = ("on_session_finalize",)
 
 
 class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
     """The plugin's pipeline and observer; ``hooks()`` is what ``register(ctx)`` subscribes."""
+
+    HOOKS = OTEL_HOOKS
 
     def __init__(
         self,
@@ -53,8 +47,6 @@ class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
         self._env = dict(os.environ if env is None else env)
         close_s = settings.shutdown_timeout_ms / 1000.0
         super().__init__(KEY, queued=settings.async_hooks, drain_s=5.0, close_s=close_s)
-        if self.queue is None:
-            self.built()  # hooks run on the caller's thread: build now, fail at load
 
     def _make(self) -> tuple[Pipeline, OtelObserver]:
         from wayline.plugins.observability.otel.observer import OtelObserver
@@ -93,24 +85,13 @@ class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
         """The hook callbacks' span and metric logic (built on first use)."""
         return self.built()[1]
 
-    def hooks(self) -> dict[str, Callable[..., Any]]:
-        """Hook name → host callback, an OBSERVER that fails open.
-
-        With ``async_hooks`` (the default) each callback only queues its payload for the
-        shared hook thread (see ``hookqueue``); with ``force_flush_on_session_end`` a
-        session's finalize/reset also waits (bounded by ``flush_timeout_ms``) until its spans
-        are ended and exported (otherwise the host's close or the exit does both). With an
-        exit hook (:meth:`close_at_exit`) the session start and end callbacks re-arm it.
-        """
-        hooks = {name: self.handler(name) for name in HOOKS}
-        queue = self.queue
-        if queue is not None:
-            timeout_s = self.settings.flush_timeout_ms / 1000.0
-            waits = _SESSION_ENDS if self.settings.force_flush_on_session_end else ()
-            for name, callback in hooks.items():
-                wait_s = timeout_s if name in waits else None
-                hooks[name] = queue.wrap(name, callback, wait_s=wait_s)
-        return self.armed(hooks)
+    def _queued(self, queue: HookQueue, hook: str, callback: Callable[..., Any]) -> QueuedHook:
+        """With ``force_flush_on_session_end`` a session's finalize also waits (bounded by
+        ``flush_timeout_ms``) until its spans are ended and exported (otherwise the host's
+        close or the exit does both)."""
+        waits = hook == "on_session_finalize" and self.settings.force_flush_on_session_end
+        wait_s = self.settings.flush_timeout_ms / 1000.0 if waits else None
+        return queue.wrap(hook, callback, wait_s=wait_s)
 
     def attach(self, bus: Any, plugin: str = KEY) -> None:
         """Subscribe to a host's hook bus directly (``bus.register(name, callback, plugin)``)."""
@@ -152,18 +133,5 @@ class OtelPlugin(PluginInstance["tuple[Pipeline, OtelObserver]"]):
         return env
 
 
-def create(
-    settings: OtelSettings | None = None,
-    *,
-    config: Mapping[str, Any] | None = None,
-    span_exporter: SpanExporter | None = None,
-    metric_reader: MetricReader | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    env: Mapping[str, str] | None = None,
-) -> OtelPlugin:
-    """A plugin instance (not registered anywhere); tests and benches pass their exporters."""
-    if settings is None:
-        settings = load_settings(config, env)
-    return OtelPlugin(
-        settings, span_exporter=span_exporter, metric_reader=metric_reader, clock=clock, env=env
-    )
+create = OtelPlugin
+"""A plugin instance (not registered anywhere); tests and benches pass their exporters."""

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from wayline.contract.credentials import shown_url, url_credentials
-from wayline.plugins.observability import home_of
+from wayline.plugins.observability import BOOLEANS, home_of
 from wayline.redaction.scrub import ScrubFilter, scrub
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "CredentialFilter",
     "OtelConfigError",
     "OtelSettings",
-    "credentials_of",
     "load_settings",
     "scrub",
     "shown_url",
@@ -97,30 +96,31 @@ def _signal_url(endpoint: str | None, signal: str) -> str | None:
     parts = urlsplit(endpoint)
     path = parts.path.rstrip("/")
     for known in ("/v1/traces", "/v1/metrics"):
-        if path.endswith(known):
-            path = path[: -len(known)]
+        path = path.removesuffix(known)
     return urlunsplit(parts._replace(path=f"{path}/v1/{signal}"))
-
-
-def credentials_of(settings: OtelSettings) -> dict[str, str]:
-    """What :func:`scrub` must hide for ``settings``: header values, and the endpoint's
-    userinfo, password and query values (each keyed by where it came from)."""
-    found = {f"header {k}": v for k, v in settings.headers.items() if v}
-    return found | (url_credentials(settings.endpoint) if settings.endpoint else {})
 
 
 class CredentialFilter(ScrubFilter):
     """A logging filter that hides the credentials of an exporter's settings (header values,
-    URL userinfo, query values) in every record (the OTLP SDK's retry messages quote the
-    request URL). An observer: it never drops a record and never raises; it runs on the
-    logging thread, and does not block."""
+    the endpoint's userinfo, password and query values) in every record (the OTLP SDK's retry
+    messages quote the request URL). An observer: it never drops a record and never raises;
+    it runs on the logging thread, and does not block."""
 
     def __init__(self, settings: OtelSettings) -> None:
-        super().__init__(credentials_of(settings))
+        found = {f"header {k}": v for k, v in settings.headers.items() if v}
+        super().__init__(found | (url_credentials(settings.endpoint) if settings.endpoint else {}))
 
 
 _KEYS = frozenset(OtelSettings.__dataclass_fields__)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_INTS = (  # variable, setting, its minimum
+    ("OTEL_METRIC_EXPORT_INTERVAL", "metric_export_interval_ms", 1),
+    ("OTEL_BSP_MAX_QUEUE_SIZE", "max_queue_size", 1),
+    ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "max_export_batch_size", 1),
+    ("OTEL_BSP_SCHEDULE_DELAY", "schedule_delay_ms", 1),
+    ("OTEL_BSP_EXPORT_TIMEOUT", "export_timeout_ms", 1),
+    ("WAYLINE_OTEL_ROOT_SPAN_TTL_MS", "root_span_ttl_ms", 0),
+)
 
 
 def _where(key: str) -> str:
@@ -130,10 +130,8 @@ def _where(key: str) -> str:
 def _bool(value: Any, where: str) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
-        return False
+    if isinstance(value, str) and value.strip().lower() in BOOLEANS:
+        return BOOLEANS[value.strip().lower()]
     raise OtelConfigError(f"{where}: must be true or false (got {value!r})")
 
 
@@ -153,7 +151,7 @@ def _rate(value: Any, where: str) -> float:
     try:
         rate = float(value)
     except (TypeError, ValueError):
-        raise OtelConfigError(f"{where}: must be a number from 0 to 1 (got {value!r})") from None
+        rate = -1.0
     if not 0.0 <= rate <= 1.0:
         raise OtelConfigError(f"{where}: must be a number from 0 to 1 (got {value!r})")
     return rate
@@ -174,6 +172,12 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
     return out
 
 
+def _one_of(value: str, allowed: tuple[str, ...], source: str) -> str:
+    if value not in allowed:
+        raise OtelConfigError(f"{source}: must be one of {', '.join(allowed)} (got {value!r})")
+    return value
+
+
 def _interpolate(headers: dict[str, str], env: Mapping[str, str]) -> dict[str, str]:
     """``${VAR}`` in header values comes from the environment (keeps tokens out of config)."""
 
@@ -184,11 +188,6 @@ def _interpolate(headers: dict[str, str], env: Mapping[str, str]) -> dict[str, s
         return env[name]
 
     return {k: _VAR.sub(sub, v) for k, v in headers.items()}
-
-
-def _env_int(env: Mapping[str, str], name: str, current: int, minimum: int = 0) -> int:
-    raw = env.get(name)
-    return current if raw in (None, "") else _int(raw, name, minimum=minimum)
 
 
 def load_settings(
@@ -230,46 +229,26 @@ def load_settings(
             raise OtelConfigError(f"{where}: must be a string (got {value!r})")
         else:
             values[key] = value
-    settings = OtelSettings(**values)
-    return _apply_env(settings, env, explicit_exporter="exporter" in values, home=home)
-
-
-def _apply_env(
-    s: OtelSettings, env: Mapping[str, str], *, explicit_exporter: bool, home: Path | None
-) -> OtelSettings:
+    s = OtelSettings(**values)
     changes: dict[str, Any] = {}
-    endpoint_env = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get(
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-    )
-    exporter = s.exporter
+    exporter, source = s.exporter, _where("exporter")
     traces_env = (env.get("OTEL_TRACES_EXPORTER") or "").strip().lower()
     if traces_env:
-        exporter = traces_env.split(",")[0].strip()
-    elif endpoint_env and not explicit_exporter:
+        exporter, source = traces_env.split(",")[0].strip(), "OTEL_TRACES_EXPORTER"
+    elif "exporter" not in values and (
+        env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    ):
         exporter = "otlp"  # an endpoint alone is the standard way to ask for OTLP
     own = (env.get("WAYLINE_OTEL_EXPORTER") or "").strip().lower()
     if own:
-        exporter = own
-    if exporter not in EXPORTERS:
-        source = (
-            "WAYLINE_OTEL_EXPORTER"
-            if own
-            else "OTEL_TRACES_EXPORTER"
-            if traces_env
-            else _where("exporter")
-        )
-        raise OtelConfigError(f"{source}: must be one of {', '.join(EXPORTERS)} (got {exporter!r})")
-    changes["exporter"] = exporter
-    protocol = s.protocol
+        exporter, source = own, "WAYLINE_OTEL_EXPORTER"
+    changes["exporter"] = _one_of(exporter, EXPORTERS, source)
+    protocol, source = s.protocol, _where("protocol")
     for name in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
         if env.get(name):
             protocol, source = env[name].strip().lower(), name
             break
-    else:
-        source = _where("protocol")
-    if protocol not in PROTOCOLS:
-        raise OtelConfigError(f"{source}: must be one of {', '.join(PROTOCOLS)} (got {protocol!r})")
-    changes["protocol"] = protocol
+    changes["protocol"] = _one_of(protocol, PROTOCOLS, source)
     base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
     signal_own = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get(
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
@@ -290,17 +269,7 @@ def _apply_env(
     if (env.get("OTEL_METRICS_EXPORTER") or "").strip().lower() == "none":
         changes["metrics"] = False
     changes["headers"] = _interpolate(s.headers, env)
-    changes["metric_export_interval_ms"] = _env_int(
-        env, "OTEL_METRIC_EXPORT_INTERVAL", s.metric_export_interval_ms, 1
-    )
-    changes["max_queue_size"] = _env_int(env, "OTEL_BSP_MAX_QUEUE_SIZE", s.max_queue_size, 1)
-    changes["max_export_batch_size"] = _env_int(
-        env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", s.max_export_batch_size, 1
-    )
-    changes["schedule_delay_ms"] = _env_int(env, "OTEL_BSP_SCHEDULE_DELAY", s.schedule_delay_ms, 1)
-    changes["export_timeout_ms"] = _env_int(env, "OTEL_BSP_EXPORT_TIMEOUT", s.export_timeout_ms, 1)
-    if env.get("WAYLINE_OTEL_ROOT_SPAN_TTL_MS"):
-        changes["root_span_ttl_ms"] = _env_int(
-            env, "WAYLINE_OTEL_ROOT_SPAN_TTL_MS", s.root_span_ttl_ms
-        )
+    for name, key, minimum in _ENV_INTS:
+        if env.get(name):
+            changes[key] = _int(env[name], name, minimum=minimum)
     return replace(s, **changes)

@@ -1,23 +1,10 @@
 """``observability/relay``: observer hooks → Relay-compatible ATOF events and ATIF trajectories.
 
-Configuration (both prefixes work; ``WAYLINE_RELAY_`` wins): ``ATOF_ENABLED``,
-``ATOF_OUTPUT_DIRECTORY``, ``ATOF_FILENAME``, ``ATOF_MODE``, ``ATIF_ENABLED``,
-``ATIF_OUTPUT_DIRECTORY``, ``ATIF_FILENAME_TEMPLATE``, ``ATIF_AGENT_NAME``,
-``ATIF_AGENT_VERSION``, ``ATIF_MODEL_NAME``, ``ATIF_SUBAGENT_EXPORT_MODE`` and
-``PLUGINS_TOML`` (as Hermes' Relay plugin). With an ``adaptive`` component in the plugins.toml the
-plugin also registers ``llm_execution``/``tool_execution`` middleware that runs the
-real calls inside ``relay.llm.execute``/``relay.tools.execute`` (so intercepts apply)
-and skips its manual llm/tool spans so nothing is recorded twice.
-
-Works unchanged in any host that implements the Hermes plugin contract. Hermes Agent
-finds it through the ``hermes_agent.plugins`` entry point ``wayline_relay``
-(``hermes plugins enable wayline_relay``); ``docs/hermes.md`` lists the host
-differences absorbed here and in the observer.
-
-One :class:`RelayPlugin` per host (see :func:`register`): any number of agents in one
-process each keep their own record, closed with their host or at the process exit
-(``wayline.host.exit.ExitHook``: also in Hermes' one-shot mode, which leaves through
-``os._exit``).
+Configured by environment (``WAYLINE_RELAY_*`` or Hermes' ``HERMES_NEMO_RELAY_*``) and a
+plugins.toml (:mod:`.settings`). With an ``adaptive`` component in the plugins.toml the plugin
+also registers execution middleware that runs the real calls inside relay's spans
+(:mod:`.managed`). Works unchanged in Hermes Agent (entry point ``wayline_relay``;
+``docs/hermes.md`` lists the host differences absorbed here and in the observer).
 """
 
 from __future__ import annotations
@@ -25,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from wayline.contract.private import private_directory
@@ -53,14 +38,10 @@ _CHILDREN_KEPT = 4096
 
 
 class _EndWaits:
-    """Which session ends wait for the hook thread: those whose files a caller may read at once.
-
-    A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its ATOF
-    lines and ATIF file are written. A delegated child (known from ``subagent_start``, seen
-    on the calling thread) has no file of its own unless ATIF exports every child, and its
-    lines are written before its parent's end returns: a child's end does not hold up the
-    parent's tool call. Observer wrappers: they only queue, and wait, never raise.
-    """
+    """Which session ends wait for the hook thread: those whose files a caller may read at
+    once. A top-level session's ``on_session_finalize``/``on_session_reset`` returns once its
+    ATOF lines and ATIF file are written; a delegated child's (known from ``subagent_start``)
+    does not hold up the parent's tool call, unless ATIF exports every child to a file."""
 
     def __init__(self, all_children_exported: bool) -> None:
         self._exported = all_children_exported
@@ -76,36 +57,23 @@ class _EndWaits:
         return self._exported
 
     def wrap(self, queue: HookQueue, hook: str, callback: Any) -> QueuedHook:
-        """The host callback of ``hook``: queued, and waiting where :meth:`waits` says so.
-
-        ``on_session_end`` never waits: a run's end is not the session's, and the handlers
-        are built on the hook thread when the session's first hook arrives.
-        """
+        """The host callback (an OBSERVER) of ``hook``: queued, and waiting where
+        :meth:`waits` says so (``on_session_end`` never: a run's end is not the session's)."""
         if hook in ("on_session_finalize", "on_session_reset"):
             return queue.wrap(hook, callback, wait_s=WAIT_S, wait_if=self.waits)
         if hook == "subagent_start":
-            return _SubagentStart(queue, callback, self._children)
+            return queue.wrap(hook, callback, first=self.note_child)
         return queue.wrap(hook, callback)
 
-
-class _SubagentStart(QueuedHook):
-    """Notes the child's session id on the calling thread (see :class:`_EndWaits`), then
-    queues the hook like any other. Kind: OBSERVER."""
-
-    def __init__(self, queue: HookQueue, callback: Any, children: dict[str, None]) -> None:
-        super().__init__(queue, "subagent_start", callback, None, None)
-        self.children = children
-
-    def enqueue(self, payload: dict[str, Any], owned: bool = False) -> None:
-        """Remember the child (bounded), then queue the payload."""
+    def note_child(self, payload: dict[str, Any]) -> None:
+        """Remember a delegated child (``subagent_start``, on the calling thread; bounded)."""
         child = payload.get("child_session_id")
         if child:
-            children = self.children
+            children = self._children
             children[str(child)] = None
             if len(children) > _CHILDREN_KEPT:
                 with contextlib.suppress(StopIteration, KeyError, RuntimeError):
                     del children[next(iter(children))]
-        super().enqueue(payload, owned)
 
 
 def _host_agent(ctx: Any) -> tuple[str, str | None]:
@@ -117,99 +85,21 @@ def _host_agent(ctx: Any) -> tuple[str, str | None]:
     return "wayline", None
 
 
-class _OncePerCall:
-    """Runs a tool_execution middleware once per tool call and thread.
-
-    Hermes 0.19.0 wraps a registry tool of a parallel batch in ``tool_execution``
-    twice on the same worker thread (the batch runner and ``handle_function_call``);
-    the inner, re-entrant invocation passes straight through so one call is one span.
-    Middleware (control callback): downstream errors propagate unchanged.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._local = threading.local()
-
-    def __call__(self, **kw: Any) -> Any:
-        """Delegate to the wrapped middleware, or pass through when already inside it."""
-        active: set[tuple[str, str]] | None = getattr(self._local, "active", None)
-        if active is None:
-            active = self._local.active = set()
-        call = kw.get("tool_call_id")
-        key = (str(kw.get("session_id")), str(call))
-        if call is not None and key in active:
-            return kw["next_call"](kw.get("args"))
-        active.add(key)
-        try:
-            return self._inner(**kw)
-        finally:
-            active.discard(key)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, SimpleNamespace):
-        return {str(k): _plain(v) for k, v in vars(value).items()}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        return dump(mode="json")
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-class _DumpableNamespace(SimpleNamespace):
-    """A ``SimpleNamespace`` provider response that also answers ``model_dump()``."""
-
-    def model_dump(self, mode: str = "python", **_: Any) -> Any:
-        """The response as JSON data, like an OpenAI SDK object's ``model_dump``."""
-        return _plain(self)
-
-
-class _SdkShaped:
-    """Presents Hermes' streamed responses to the managed LLM middleware as SDK objects.
-
-    Hermes 0.19.0's streaming path returns a ``types.SimpleNamespace`` tree instead of an
-    OpenAI SDK object; the host gets the same object back (a subclass instance sharing
-    its fields). Middleware (control callback): errors propagate unchanged.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __call__(self, **kw: Any) -> Any:
-        """Run the wrapped middleware with a ``next_call`` whose result has ``model_dump``."""
-        downstream = kw["next_call"]
-
-        def next_call(payload: Any = None) -> Any:
-            response = downstream(payload)
-            if type(response) is SimpleNamespace:
-                return _DumpableNamespace(**vars(response))
-            return response
-
-        return self._inner(**{**kw, "next_call": next_call})
-
-
 class RelayPlugin(PluginInstance["RelayHandlers"]):
-    """The plugin's state for one host: settings, observer and exporters, hook queue.
+    """The plugin's state for one host: settings, observer and exporters, hook queue (two
+    agents in one process have two, each with its own files)."""
 
-    Built by :func:`register` for each host (two agents in one process have two, each with its
-    own files, and neither sees the other's events). The observer and its exporters are
-    built on first use (:meth:`built`); :meth:`close` releases everything.
-    """
+    HOOKS = RELAY_HOOKS
 
     def __init__(self, settings: RelaySettings) -> None:
         self.settings = settings
         self.managed = settings.adaptive_mode is not None
+        atif = settings.atif
+        self._ends = _EndWaits(atif is not None and atif.subagent_export_mode == "all")
         queued = settings.async_hooks and not self.managed
         if queued:
             _check_outputs(settings)  # what building would reject fails the plugin's load here
         super().__init__("observability/relay", queued=queued, drain_s=WAIT_S, close_s=WAIT_S)
-        if self.queue is None:
-            self.built()  # hooks run on the calling thread: build now, fail at load
 
     def _make(self) -> RelayHandlers:
         from wayline.plugins.observability.relay.handlers import RelayHandlers
@@ -217,23 +107,13 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
         return RelayHandlers(self.settings, later=self.queue, managed=self.managed)
 
     def _release(self, built: RelayHandlers) -> None:
-        """Close every open session (ATIF written), flush and close the ATOF file and stream
-        sinks, and drop the relay subscription."""
         built.close()
 
     def _callback(self, built: RelayHandlers, hook: str) -> Callable[..., Any]:
         return built.callbacks[hook]
 
-    def hooks(self) -> dict[str, Any]:
-        """Hook name -> host callback (OBSERVERS): queued unless hooks run synchronously."""
-        ends = _EndWaits(
-            self.settings.atif is not None and self.settings.atif.subagent_export_mode == "all"
-        )
-        hooks: dict[str, Any] = {}
-        for hook in RELAY_HOOKS:
-            callback = self.handler(hook)
-            hooks[hook] = callback if self.queue is None else ends.wrap(self.queue, hook, callback)
-        return self.armed(hooks)
+    def _queued(self, queue: HookQueue, hook: str, callback: Callable[..., Any]) -> QueuedHook:
+        return self._ends.wrap(queue, hook, callback)
 
     def middleware(self) -> dict[str, Any]:
         """Managed (adaptive) mode's execution middleware, run with this instance's route."""
@@ -245,8 +125,8 @@ class RelayPlugin(PluginInstance["RelayHandlers"]):
         execution = ManagedExecution(handlers.observer, str(self.settings.adaptive_mode))
         emitting = handlers.route.emitting
         return {
-            "llm_execution": _SdkShaped(emitting(execution.llm_execution)),
-            "tool_execution": _OncePerCall(emitting(execution.tool_execution)),
+            "llm_execution": emitting(execution.llm_execution),
+            "tool_execution": emitting(execution.tool_execution),
         }
 
     @property
@@ -268,15 +148,10 @@ def _check_outputs(settings: RelaySettings) -> None:
 
 
 def register(ctx: Any) -> RelayPlugin:
-    """Plugin entry point: build this host's instance and subscribe its hooks (and middleware).
-
-    Files go under ``ctx.home`` (wayline's hosts) unless configured elsewhere. A host that
-    takes the instance (``ctx.register_instance``, wayline) closes it with itself; for any
-    other host (Hermes, one per process) it closes at the process exit. Returns the instance.
-    Where the observer runs: on the shared hook thread (async hooks, the default; see
-    ``hookqueue``), or on the calling thread (``*_ASYNC_HOOKS=0``, and always in managed
-    mode, whose middleware runs the real calls inside relay's spans).
-    """
+    """Plugin entry point: build this host's instance and subscribe its hooks (and
+    middleware); returns it. Files go under ``ctx.home`` unless configured elsewhere. The
+    observer runs on the hook thread, or on the calling thread with ``*_ASYNC_HOOKS=0`` and
+    in managed mode (its middleware runs the real calls inside relay's spans)."""
     agent_name, agent_version = _host_agent(ctx)
     home = getattr(ctx, "home", None)
     settings: RelaySettings = load_settings(

@@ -7,10 +7,17 @@ agents' events. So each instance registers one subscriber under its own name, an
 callbacks run with the route set in a context variable, and an event is emitted
 synchronously inside them, on their thread. Its ATOF file, stream sinks and its sessions'
 ATIF exporters are the route's targets.
+
+In managed (adaptive) mode relay records the raw request, response, arguments and result of
+the calls it runs (the objects the call uses, which cannot be sanitized in place), so the
+route hands its targets a copy of each event whose ``data``, ``metadata`` and
+``category_profile`` went through the sanitizer. The observer-driven path sanitizes before
+emitting and needs no copy.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
@@ -21,8 +28,8 @@ from wayline.host.bus import FailureLog
 from wayline.plugins.observability import RELAY_HOOKS
 from wayline.plugins.observability.hookqueue import HookQueue
 from wayline.plugins.observability.relay.observer import RelayObserver
-from wayline.plugins.observability.relay.redacting import redacting
 from wayline.plugins.observability.relay.settings import RelaySettings
+from wayline.redaction.sanitize import sanitize
 from wayline.relay.plugin import atof_exporter, stream_exporter
 
 __all__ = ["ATOF_NAME", "EventRoute", "RelayHandlers"]
@@ -35,6 +42,18 @@ _EMITTING: ContextVar[EventRoute | None] = ContextVar("wayline_relay_emitting", 
 """The route of the observer whose callback is running on this thread, if any."""
 
 
+def redacted(event: Any) -> Any:
+    """A copy of a relay event with its payload fields sanitized (the original is untouched)."""
+    clone = copy.copy(event)
+    clone.data = sanitize(event.data) if event.data is not None else None
+    clone.metadata = sanitize(event.metadata) if event.metadata is not None else None
+    profile = event.category_profile
+    clone.category_profile = sanitize(profile) if profile is not None else None
+    clone._line = None  # the cached ATOF text of the original must not be reused
+    clone._bytes = None
+    return clone
+
+
 class EventRoute:
     """One plugin instance's relay subscriber: its own events, to its own exporters.
 
@@ -43,8 +62,9 @@ class EventRoute:
     block; a target that raises is logged once per target and exception type, and skipped.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, redact: bool = False) -> None:
         self.name = name
+        self._redact = redact  # managed mode: events carry raw payloads
         self._targets: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
         self._failures = FailureLog(log, "Relay exporter")
 
@@ -59,6 +79,8 @@ class EventRoute:
     def __call__(self, event: Any) -> None:
         if _EMITTING.get() is not self:
             return  # another agent's event, or one emitted outside any plugin
+        if self._redact:
+            event = redacted(event)
         for name, target in self._targets:
             try:
                 target(event)
@@ -85,20 +107,16 @@ class RelayHandlers:
     def __init__(
         self, settings: RelaySettings, *, later: HookQueue | None = None, managed: bool = False
     ) -> None:
-        self.route = EventRoute(f"{ATOF_NAME}@{id(self):x}")
+        self.route = EventRoute(f"{ATOF_NAME}@{id(self):x}", redact=managed)
         atof = settings.atof
         self.exporter = atof_exporter(atof) if atof is not None else None
         if self.exporter is not None:
-            # Managed calls record raw payloads inside relay: redact them on the way out.
-            export = redacting(self.exporter.export) if managed else self.exporter.export
-            self.route.add(ATOF_NAME, export)
+            self.route.add(ATOF_NAME, self.exporter.export)
         # Stream sinks send from their own threads.
         self.streams = [stream_exporter(sink) for sink in settings.streams]
         for i, stream in enumerate(self.streams):
-            self.route.add(
-                f"{ATOF_NAME}.stream.{i}", redacting(stream.export) if managed else stream.export
-            )
-        self.observer = RelayObserver(settings, route=self.route, later=later, managed=managed)
+            self.route.add(f"{ATOF_NAME}.stream.{i}", stream.export)
+        self.observer = RelayObserver(settings, self.route, later=later, managed=managed)
         relay.subscribers.register(self.route.name, self.route)
         emitting = self.route.emitting
         self.callbacks: Mapping[str, Callable[..., Any]] = {

@@ -27,12 +27,19 @@ raises :class:`~wayline.contract.errors.ControlRejected` (cause: the original ex
 wayline's host propagates instead of failing open: the call fails, nothing is sent. (Hermes
 0.19.0 fails open on it.) A tool guardrail rejection is answered here instead, with an error
 result the model sees (``{"error": "guardrail rejected: …"}``), and the tool never runs.
+
+Hermes 0.19.0 differences absorbed here: its streaming path returns a ``SimpleNamespace``
+tree instead of an SDK object (recorded as JSON data; the host gets its object back), and a
+registry tool of a parallel batch is wrapped in ``tool_execution`` twice on the same thread
+(the inner, re-entrant call passes straight through: one call, one span).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+from types import SimpleNamespace
 from typing import Any
 
 from wayline import relay
@@ -62,7 +69,25 @@ def tool_status(result: Any) -> dict[str, str]:
     return {"status": "error" if data.get("error") else "ok"}
 
 
+def _plain(value: Any) -> Any:
+    """A ``SimpleNamespace`` tree (Hermes' streamed response) as JSON data."""
+    if isinstance(value, SimpleNamespace):
+        return {str(k): _plain(v) for k, v in vars(value).items()}
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
 def _jsonable(response: Any) -> Any:
+    if isinstance(response, SimpleNamespace):
+        return _plain(response)
     dump = getattr(response, "model_dump", None)
     if callable(dump):
         try:
@@ -79,6 +104,7 @@ class ManagedExecution:
         self.observer = observer
         self.mode = mode
         self.codec = OpenAIChatCodec()
+        self._active = threading.local()  # the tool calls this thread is inside
 
     def _body(
         self, request: dict[str, Any], kw: dict[str, Any]
@@ -127,9 +153,24 @@ class ManagedExecution:
 
         codec = self.codec if kw.get("api_mode") in _CODEC_API_MODES else None
         try:
-            result = self._execute_llm(kw, sess, headers, body, provider, codec)
+            result = relay.llm.execute_sync(
+                str(kw.get("provider") or "llm"),
+                relay.LLMRequest(headers, body),
+                provider,
+                handle=sess.handle,
+                data={
+                    "turn_id": kw.get("turn_id"),
+                    "api_request_id": kw.get("api_request_id"),
+                    "api_call_count": kw.get("api_call_count"),
+                    "mode": self.mode,
+                },
+                metadata={**metadata(kw), "mode": self.mode},
+                model_name=kw.get("model"),
+                codec=codec,
+                response_codec=codec,
+            )
         except Exception as exc:
-            if "response" in raw or "called" in raw:
+            if "called" in raw:
                 raise  # the provider's own failure: the original exception, untouched
             # An intercept, codec or guardrail refused the call before the provider ran:
             # fail closed (the host must not run it unrecorded).
@@ -138,28 +179,23 @@ class ManagedExecution:
         # intercept's replacement (a JSON dict) otherwise.
         return raw["response"] if "json" in raw and result is raw["json"] else result
 
-    def _execute_llm(
-        self, kw: dict[str, Any], sess: Any, headers: Any, body: Any, provider: Any, codec: Any
-    ) -> Any:
-        return relay.llm.execute_sync(
-            str(kw.get("provider") or "llm"),
-            relay.LLMRequest(headers, body),
-            provider,
-            handle=sess.handle,
-            data={
-                "turn_id": kw.get("turn_id"),
-                "api_request_id": kw.get("api_request_id"),
-                "api_call_count": kw.get("api_call_count"),
-                "mode": self.mode,
-            },
-            metadata={**metadata(kw), "mode": self.mode},
-            model_name=kw.get("model"),
-            codec=codec,
-            response_codec=codec,
-        )
-
     def tool_execution(self, **kw: Any) -> Any:
-        """Run the tool inside a tool execute span keyed by its call id."""
+        """Run the tool inside a tool execute span keyed by its call id (once per call and
+        thread: a re-entrant wrap of the same call passes straight through)."""
+        active: set[tuple[str, str]] | None = getattr(self._active, "calls", None)
+        if active is None:
+            active = self._active.calls = set()
+        call = kw.get("tool_call_id")
+        key = (str(kw.get("session_id")), str(call))
+        if call is not None and key in active:
+            return kw["next_call"](kw.get("args"))
+        active.add(key)
+        try:
+            return self._tool_execution(kw)
+        finally:
+            active.discard(key)
+
+    def _tool_execution(self, kw: dict[str, Any]) -> Any:
         sess = self.observer.session(kw["session_id"], kw)
         meta = {**metadata(kw), "mode": self.mode}
         if self.mode == "schedule":

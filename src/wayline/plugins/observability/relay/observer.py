@@ -1,25 +1,15 @@
 """Hook → relay event mapping (the ATOF mapping of Hermes' Relay plugin).
 
-Sessions → agent scopes (a child's under its parent's), API hooks → llm spans,
-tool hooks → tool spans keyed by ``tool_call_id``, turns/approvals/subagents and
-unmatched ends → marks carrying the correlation ids. Every span and scope is
-found by explicit ids, never by a thread's scope stack, so parallel tool workers
-and subagent threads cannot mis-parent events.
+Sessions → agent scopes (a child's under its parent's), API hooks → llm spans, tool hooks →
+tool spans, turns/approvals/subagents and unmatched ends → marks carrying the correlation
+ids. Every span and scope is found by explicit ids, never by a thread's scope stack. All
+callbacks are thread-safe observers (one lock around the id maps).
 
-All callbacks here are observers: they are thread-safe (one lock around the id
-maps) and never raise into the agent (the host's hook bus, or the plugin's hook
-thread, logs and skips). The plugin normally runs them on the shared
-``wayline-hooks`` thread in hook order (``hookqueue``), with relay's clock
-pinned to each hook's time; with ``*_ASYNC_HOOKS=0`` or managed execution they run
-on the emitting thread.
-
-Payload differences between hosts (Hermes Agent 0.19.0 vs wayline) are absorbed
-here so the output stays complete: a retry that reuses its ``api_request_id`` ends
-the superseded span first; a truncated sanitized ``request`` falls back to the raw
-``request_messages``; approval hooks without ``session_id`` are routed through
-their ``tool_call_id``/``turn_id``; ``subagent_stop`` without ``child_subagent_id``
-gets it back from ``subagent_start``; spans left open by a host that exits early
-are ended as cancelled when the plugin shuts down.
+Hermes Agent 0.19.0's payloads differ from wayline's; absorbed here: a retry under the same
+``api_request_id`` ends the superseded span; a truncated ``request`` falls back to the raw
+``request_messages``; approvals without ``session_id`` are routed by ``tool_call_id`` or
+``turn_id``; ``subagent_stop`` gets ``child_subagent_id`` back from ``subagent_start``; spans
+a host never ended are ended as cancelled at shutdown.
 """
 
 from __future__ import annotations
@@ -37,10 +27,9 @@ from wayline.plugins.observability.relay.payload import (
     metadata,
     model_arguments,
     payload_time,
+    request_body,
     start_metadata,
 )
-from wayline.plugins.observability.relay.redacting import redacting
-from wayline.plugins.observability.relay.request import request_body
 from wayline.plugins.observability.relay.settings import DEFAULT_AGENT_NAME, RelaySettings
 from wayline.pricing import Pricer, price_table, with_cost
 from wayline.redaction.sanitize import sanitize
@@ -71,7 +60,6 @@ class Session:
     parent_id: str | None = None
     atif: Any = None
     atif_name: str = ""
-    model: str = ""
     agent: dict[str, Any] = field(default_factory=dict)
     closed: bool = False
     children: list[str] = field(default_factory=list)
@@ -87,16 +75,14 @@ class RelayObserver:
     def __init__(
         self,
         settings: RelaySettings,
+        route: EventRoute,
         *,
-        route: EventRoute | None = None,
         later: HookQueue | None = None,
         managed: bool = False,
     ) -> None:
         self.settings = settings
         self.managed = managed
-        # Where this observer's sessions' ATIF exporters subscribe: the plugin instance's
-        # route (only its own events), or relay's registry for an observer used on its own.
-        self.route = route
+        self.route = route  # where its sessions' ATIF exporters subscribe
         # Live ATIF snapshots run here when the hook thread is idle (None: at once).
         self.later: HookQueue | None = later
         self._lock = threading.RLock()
@@ -111,9 +97,7 @@ class RelayObserver:
         # The arguments each model response asked for, by (session, tool_call_id), until
         # the call starts: a rewritten call's start event records them next to what ran.
         self._asked: dict[tuple[str, str], Any] = {}
-        # Prices each call into its llm end's usage.cost_usd (ATIF: metrics.cost_usd). Its
-        # table loads with the build (on the hook thread, while the agent waits for its first
-        # model reply), not at the first priced call.
+        # Prices each llm end's usage.cost_usd (ATIF: metrics.cost_usd); loads with the build.
         self.pricer = Pricer()
         self.pricer.load()
 
@@ -145,7 +129,7 @@ class RelayObserver:
                 data={"session_id": session_id},
                 metadata=meta,
             )
-            sess = Session(session_id, handle, parent_id, model=model, agent=agent)
+            sess = Session(session_id, handle, parent_id, agent=agent)
             if parent is not None:
                 parent.children.append(session_id)
             atif = self.settings.atif
@@ -163,12 +147,7 @@ class RelayObserver:
                 sess.atif_name = f"wayline.relay.atif.{session_id}"
                 # Subscribe before the start event would be emitted is impossible (the
                 # scope exists now), so feed the exporter the start of its own scope first.
-                # Managed calls' events carry raw payloads.
-                on_event = redacting(sess.atif.on_event) if self.managed else sess.atif.on_event
-                if self.route is not None:
-                    self.route.add(sess.atif_name, on_event)
-                else:
-                    relay.subscribers.register(sess.atif_name, on_event)
+                self.route.add(sess.atif_name, sess.atif.on_event)
                 self._replay_start(sess)
             self.sessions[session_id] = sess
             return sess
@@ -277,10 +256,7 @@ class RelayObserver:
         relay.scope.close_detached(sess.handle, output=output)
         self.write_atif(sess)
         if sess.atif is not None:
-            if self.route is not None:
-                self.route.remove(sess.atif_name)
-            else:
-                relay.subscribers.deregister(sess.atif_name)
+            self.route.remove(sess.atif_name)
 
     def _end_dangling(self, session_id: str | None) -> None:
         # Spans the host never ended (crash paths, a host that skips post hooks, a

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wayline.plugins.observability import home_of, wayline_version
+from wayline.plugins.observability import BOOLEANS, home_of, wayline_version
 from wayline.relay.atif.files import check_template
 from wayline.relay.plugin import (
     AtifSettings,
@@ -38,7 +39,6 @@ log = logging.getLogger("wayline.plugins.relay")
 
 DEFAULT_AGENT_NAME = "wayline"
 
-
 PREFIXES = ("WAYLINE_RELAY_", "HERMES_NEMO_RELAY_")
 
 
@@ -56,20 +56,9 @@ def _var(name: str) -> str:
     return next((p + name for p in PREFIXES if os.environ.get(p + name)), PREFIXES[0] + name)
 
 
-def _flag(name: str, default: bool) -> bool:
-    value = env(name)
-    if value is None:
-        return default
-    text = value.strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    log.error("observability/relay: %s=%r is not a boolean; using %s", _var(name), value, default)
-    return default
-
-
-def _choice(name: str, allowed: tuple[str, ...], default: str) -> str:
+def _choice(name: str, allowed: Iterable[str], default: str) -> str:
+    """The value of ``name`` (lower case) when it is one of ``allowed``; a bad one is logged
+    and ``default`` used."""
     value = env(name)
     if value is None:
         return default
@@ -83,6 +72,10 @@ def _choice(name: str, allowed: tuple[str, ...], default: str) -> str:
         default,
     )
     return default
+
+
+def _flag(name: str, default: bool) -> bool:
+    return BOOLEANS[_choice(name, BOOLEANS, str(default).lower())]
 
 
 def _template(default: str) -> str:
@@ -108,7 +101,6 @@ class RelaySettings:
     atof: AtofSettings | None
     atif: AtifSettings | None
     toml: PluginsToml | None
-    toml_error: str | None = None
     async_hooks: bool = True
     """Hooks are queued for the plugin's worker thread (``*_ASYNC_HOOKS``; managed mode
     ignores it: its middleware needs the session scopes at once)."""
@@ -136,13 +128,11 @@ def load_settings(
     ``$HERMES_HOME``, ``~/.wayline``).
     """
     toml: PluginsToml | None = None
-    toml_error: str | None = None
     toml_path = env("PLUGINS_TOML")
     if toml_path:
         try:
             toml = load_plugins_toml(toml_path)
         except PluginsTomlError as exc:
-            toml_error = str(exc)
             log.error("observability/relay: %s; using the environment settings instead", exc)
     base = home_of(home) / "relay"
     atof: AtofSettings | None = None
@@ -168,4 +158,4 @@ def load_settings(
             env("ATIF_MODEL_NAME") or "unknown",
             _choice("ATIF_SUBAGENT_EXPORT_MODE", ("embedded", "all"), "embedded"),
         )
-    return RelaySettings(atof, atif, toml, toml_error, _flag("ASYNC_HOOKS", True), streams)
+    return RelaySettings(atof, atif, toml, _flag("ASYNC_HOOKS", True), streams)
