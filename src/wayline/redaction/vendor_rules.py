@@ -297,6 +297,7 @@ _VENDOR_TAIL = re.compile(
     + r")?"
 )
 _GLUED_BEFORE = re.compile(r"[\w.\-/@]")  # a vendor's name is a word of its own
+_IDENT_CHAR = lazy_compile(r"[A-Za-z0-9_]")
 
 
 def _vendor_values(text: str) -> str:
@@ -316,7 +317,9 @@ def _vendor_values(text: str) -> str:
         m = _VENDOR_TAIL.match(text, word.end())
         spans = [] if m is None else [m.span(g) for g in ("v1", "v2") if m.group(g) is not None]
         found = [(a, b) for a, b in spans if shape.fullmatch(text, a, b) is not None]
-        if not found and near:
+        if not found and near and not _IDENT_CHAR.match(text, word.end()):
+            # the vendor named in prose or a comment, not inside an identifier (AzureOpenAI,
+            # azure_endpoint): its value may follow a little later
             found = _near_values(text, word.end(), shape)
         for start, end in found:
             if start < pos:
