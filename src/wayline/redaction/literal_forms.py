@@ -1,5 +1,5 @@
 """Literals that code and configs hand to a credential in forms the assignment scan reads as
-expressions (issue 36, item 3, fifth round). Each form comes from a language's or a
+expressions. Each form comes from a language's or a
 library's grammar, listed before any case was read:
 
 - **a literal through a conversion, a container or a default** after a credential name:

@@ -1,4 +1,4 @@
-"""Credentials in the formats of tools and standards (issue 36, item 3, fifth round), each
+"""Credentials in the formats of tools and standards, each
 read off the format's documentation or the scanner rule that describes it:
 
 - **typing into a password field** in browser automation (Selenium ``send_keys``/

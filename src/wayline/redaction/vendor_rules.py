@@ -1,24 +1,21 @@
-"""Rules by a format's grammar for credentials that carry no usual name (issue 36, item 3).
+"""Rules by a format's grammar for credentials that carry no usual name.
 
 Each rule is derived from a vendor's published token structure or from the way a log or a
 config writes a value, not from one example:
 
-- **Azure identifiable keys**: Microsoft's keys carry a fixed provider signature at a fixed
-  offset (``+ASt`` storage, ``ACDb`` Cosmos DB, ``APIM``, ``AzFu`` functions, ``AzSe``
-  search, ``+ACR`` container registry, …), found by the signature and checked around it;
-- **Atlassian Data Center personal access tokens** (Jira, Confluence, Bitbucket): 44
-  characters of base64 that decode to 12 digits, ``:`` and 20 random bytes, so they are
-  verified by decoding (``is_atlassian_dc_pat``; the bare-token pass uses it too);
-- **a bare ``key`` label** (``Using Key=…``, ``key = …``): a value only when it has the shape
-  of a vendor key (32+ hex, groups of letters and digits, a long random run);
-- **a credential word and a quoted value joined by ``-``, ``->`` or ``=>``**
-  (``token - '…'``), as log and test lines write pairs;
-- **a VCS or cloud vendor's name and a value of that vendor's unprefixed format**
-  (``github: <40 hex>``, ``cloudflare <37 hex>``, ``heroku <uuid>``), one or two values;
-- **legacy HashiCorp Vault tokens** (``s.``/``b.`` and 24+ characters) where Vault is named.
+- **Azure identifiable keys**: a fixed provider signature at a fixed offset (``+ASt``
+  storage, ``ACDb`` Cosmos DB, ``APIM``, ``AzFu``, ``AzSe``, ``+ACR``, …), checked around it;
+- **Atlassian Data Center tokens**: 44 characters of base64 that decode to 12 digits, ``:``
+  and 20 random bytes, verified by decoding (the bare-token pass uses it too);
+- **a bare ``key`` label** (``Using Key=…``): a value only with a vendor key's shape;
+- **a credential word and a quoted value joined by ``-``, ``->`` or ``=>``** (``token - '…'``);
+- **a VCS or cloud vendor's name and a value of its unprefixed format** (``github: <40 hex>``,
+  ``cloudflare <37 hex>``, ``heroku <uuid>``), on its line or the next;
+- **Azure SAS tokens** as their whole query string; legacy **Vault** ``s.``/``b.`` tokens
+  where Vault is named; an AppRole ``secret_id``; a token where a URL's port would stand.
 
-Token shapes with a literal prefix are in ``token_shapes``; this module holds the rules
-that need a check a regex alone cannot make cheaply, or a context.
+Token shapes with a literal prefix are in ``token_shapes``; code forms in ``literal_forms``;
+tool and standard formats in ``tool_formats``.
 """
 
 from __future__ import annotations
