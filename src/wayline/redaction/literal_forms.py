@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 
 from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import (
     REDACTED,
     SecretPattern,
+    redact_spans,
 )
 from wayline.redaction.secret_names import (
     is_expression,
@@ -185,10 +187,12 @@ def _near_names(text: str) -> list[re.Match[str]]:
 
 
 def _forms(text: str) -> str:
+    return redact_spans(text, _forms_spans(text))
+
+
+def _forms_spans(text: str) -> Iterator[tuple[int, int]]:
     """The literal of a form (``_FORMS``) or of a typed declaration (``_DECLARED``) after a
     credential name: one scan of the windows after the credential words for both."""
-    out: list[str] = []
-    pos = 0
     for m in _near_names(text):
         if m.group("s6") is not None:
             group = "s6"
@@ -207,15 +211,9 @@ def _forms(text: str) -> str:
         if not (name_is_sensitive(words) or short) or not _literal_value(value, name):
             continue
         start, end = m.span(group)
-        if start < pos or value.startswith(REDACTED):
+        if value.startswith(REDACTED):
             continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 _SHORT_NAMES = frozenset({"pwd", "pw", "pass", "psw"})
@@ -268,11 +266,13 @@ def _entity_name(text: str, at: int) -> str:
 
 
 def _quoted_forms(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _quoted_forms_spans(text))
+
+
+def _quoted_forms_spans(text: str) -> Iterator[tuple[int, int]]:
     matches = [*_ENTITY.finditer(text), *_ENCODED.finditer(text)]
     if len(matches) > _DENSE_MIN and len(matches) * _DENSE_SPACING > len(text):
-        return text  # generated or hostile text: the assignment rules' cheap step covers it
+        return  # generated or hostile text: the assignment rules' cheap step covers it
     for m in sorted(matches, key=lambda x: x.start()):
         at = m.start()
         if "q" in m.re.groupindex:  # an escaped quote (_ENTITY), not a %3D separator
@@ -287,15 +287,7 @@ def _quoted_forms(text: str) -> str:
         if value.startswith(REDACTED) or not _literal_value(value, name):
             continue
         start, end = m.span("secret")
-        if start < pos:
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 # ------------------------------------------------- directives and form fields by their name
@@ -323,8 +315,10 @@ def _named_value(name: str) -> bool:
 
 
 def _by_name(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _by_name_spans(text))
+
+
+def _by_name_spans(text: str) -> Iterator[tuple[int, int]]:
     found = [*_DIRECTIVE.finditer(text), *_INPUT.finditer(text)]
     for m in sorted(found, key=lambda x: x.start()):
         if not _named_value(m.group("name")):
@@ -334,15 +328,7 @@ def _by_name(text: str) -> str:
         if not _literal_value(value, m.group("name")):
             continue
         start, end = m.span(group)
-        if start < pos:
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 @functools.cache

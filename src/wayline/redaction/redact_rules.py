@@ -26,11 +26,30 @@ __all__ = [
     "builtin_rules",
     "ci_word_start",
     "lead_class",
+    "redact_spans",
     "regex_rule",
     "word_start",
 ]
 
 REDACTED = "<redacted>"
+
+
+def redact_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each ``(start, end)`` of ``spans`` replaced by ``REDACTED``: the spans
+    come in the order of their starts, and one that starts inside a span already replaced
+    is skipped. The rules that find values with checks a regex cannot make yield spans."""
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append(REDACTED)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)

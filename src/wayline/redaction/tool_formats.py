@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 
 from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.literal_forms import QUOTED_LITERAL
@@ -30,6 +31,7 @@ from wayline.redaction.redact_rules import (
     after_lead,
     ci_word_start,
     lead_class,
+    redact_spans,
 )
 from wayline.redaction.secret_names import is_expression, made_of_words
 from wayline.redaction.value_shapes import credential_like, pronounceable
@@ -55,11 +57,13 @@ _FIELD_WORD = lazy_compile(
 
 
 def _typed(text: str) -> str:
+    return redact_spans(text, _typed_spans(text))
+
+
+def _typed_spans(text: str) -> Iterator[tuple[int, int]]:
     lower = text.lower()
     if "pass" not in lower and "pw" not in lower:
-        return text  # no field is named a password ("pwd" holds "pw")
-    out: list[str] = []
-    pos = 0
+        return  # no field is named a password ("pwd" holds "pw")
     for m in _TYPED.finditer(text):
         line = text.rfind("\n", max(0, m.start() - 200), m.start())
         locator = text[max(line + 1, m.start() - 200) : m.start()] + m.group("args")
@@ -71,15 +75,7 @@ def _typed(text: str) -> str:
         if value.isalpha() and pronounceable(value):
             continue  # "secret", "TestPassword": a documentation stand-in made of words
         start, end = m.span("secret")
-        if start < pos:
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 # --------------------------------------------------------------------- libcurl's options
@@ -92,8 +88,10 @@ _CURL_OPTION = lazy_compile(
 
 
 def _curl_options(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _curl_options_spans(text))
+
+
+def _curl_options_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _CURL_OPTION.finditer(text):
         start, end = m.span("secret")
         if m.group("opt").endswith("USERPWD"):
@@ -101,15 +99,9 @@ def _curl_options(text: str) -> str:
             if colon < 0:
                 continue
             start = colon + 1  # "user:password": the user stays
-        if end - start < 1 or start < pos or is_expression(text[start:end], quoted=True):
+        if end - start < 1 or is_expression(text[start:end], quoted=True):
             continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 # ------------------------------------------------------------------- JSON Web Keys
@@ -214,8 +206,10 @@ def _prompts(text: str) -> list[re.Match[str]]:
 
 
 def _prompted(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _prompted_spans(text))
+
+
+def _prompted_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _prompts(text):
         if m.start() and text[m.start() - 1].isalpha():
             continue  # "ClientSecrets…:": the word inside a name, no prompt
@@ -223,15 +217,7 @@ def _prompted(text: str) -> str:
         if not (password_like(value) or credential_like(value)) or value.startswith(REDACTED):
             continue
         start, end = m.span("secret")
-        if start < pos:
-            continue
-        out.append(text[pos:start])
-        out.append(REDACTED)
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield start, end
 
 
 @functools.cache

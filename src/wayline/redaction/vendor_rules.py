@@ -23,9 +23,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterator
 
 from wayline.redaction._lazyre import lazy_compile
-from wayline.redaction.redact_rules import REDACTED, SecretPattern
+from wayline.redaction.redact_rules import REDACTED, SecretPattern, redact_spans
 from wayline.redaction.secret_names import made_of_words
 
 __all__ = [
@@ -181,8 +182,10 @@ def vendor_key_shaped(value: str) -> bool:
 
 
 def _key_labels(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _key_labels_spans(text))
+
+
+def _key_labels_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _KEY_LABEL.finditer(text):
         value = m.group("val")
         if text.startswith("(", m.end("val")) or not vendor_key_shaped(value):
@@ -190,13 +193,7 @@ def _key_labels(text: str) -> str:
         qualifier = _QUALIFIER.search(text, max(0, m.start() - 40), m.start())
         if qualifier is not None and qualifier.group(1).lower() in _NOT_SECRET_KEYS:
             continue
-        out.append(text[pos : m.start("val")])
-        out.append(REDACTED)
-        pos = m.end("val")
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield m.start("val"), m.end("val")
 
 
 # ------------------------------------------- a credential word, a dash or arrow, a literal
@@ -215,18 +212,14 @@ _DASH_WORD = lazy_compile(
 
 
 def _dash_pairs(text: str) -> str:
-    out: list[str] = []
-    pos = 0
+    return redact_spans(text, _dash_pairs_spans(text))
+
+
+def _dash_pairs_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _DASH_PAIR.finditer(text):
         if _DASH_WORD.search(text, max(0, m.start() - 24), m.start()) is None:
             continue
-        out.append(text[pos : m.start("secret")])
-        out.append(REDACTED)
-        pos = m.end("secret")
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield m.start("secret"), m.end("secret")
 
 
 # --------------------------------------------------- a VCS or cloud vendor's bare value
@@ -298,11 +291,13 @@ _IDENT_CHAR = lazy_compile(r"[A-Za-z0-9_]")
 
 
 def _vendor_values(text: str) -> str:
+    return redact_spans(text, _vendor_values_spans(text))
+
+
+def _vendor_values_spans(text: str) -> Iterator[tuple[int, int]]:
     lower = text.lower()
     if len(lower) != len(text):  # a character that lower-cases to two: offsets would move
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    out: list[str] = []
-    pos = 0
     words = list(_VENDOR_WORD.finditer(lower))
     # a vendor named more than once per 48 characters is generated text: only the value right
     # after each name is read, not the next line's
@@ -318,16 +313,7 @@ def _vendor_values(text: str) -> str:
             # the vendor named in prose or a comment, not inside an identifier (AzureOpenAI,
             # azure_endpoint): its value may follow a little later
             found = _near_values(text, word.end(), shape)
-        for start, end in found:
-            if start < pos:
-                continue
-            out.append(text[pos:start])
-            out.append(REDACTED)
-            pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        yield from found
 
 
 # The vendor named, then its value a little later: on the same line after other words
