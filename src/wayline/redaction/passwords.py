@@ -37,6 +37,7 @@ from wayline.redaction.redact_rules import (
     after_lead,
     ci_word_start,
     lead_class,
+    redact_spans,
     regex_rule,
     word_start,
 )
@@ -154,20 +155,6 @@ def _setter_name(text: str, start: int, end: int) -> str:
     return text[j:end].rstrip(" \t")
 
 
-def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each span (in order, none overlapping) replaced by the redaction marker."""
-    if not spans:
-        return text
-    out: list[str] = []
-    pos = 0
-    for a, b in spans:
-        out.append(text[pos:a])
-        out.append(REDACTED)
-        pos = b
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def _setters(text: str) -> str:
     spans: list[tuple[int, int]] = []
     for m in _SETTER.finditer(text):
@@ -187,7 +174,7 @@ def _setters(text: str) -> str:
         if is_expression(value, quoted=True):
             continue
         spans.append(m.span("val"))
-    return _replaced(text, spans)
+    return redact_spans(text, spans)
 
 
 # ------------------------------------------------------------------ htpasswd's positions
@@ -214,7 +201,7 @@ def _htpasswd(text: str) -> str:
         if is_expression(value, quoted=True) or value.startswith(REDACTED):
             continue
         spans.append(word.span())
-    return _replaced(text, spans)
+    return redact_spans(text, spans)
 
 
 # ------------------------------------------------------------------ regex rules

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from wayline.redaction._lazyre import lazy_compile
-from wayline.redaction.redact_rules import REDACTED
+from wayline.redaction.redact_rules import REDACTED, redact_spans
 from wayline.redaction.secret_names import is_expression
 
 __all__ = ["apply_pgpass", "apply_structured"]
@@ -85,18 +85,10 @@ _ODBC_PWD_FIRST = lazy_compile(
 
 
 def _replace(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
-    out: list[str] = []
-    pos = 0
-    for a, b in sorted(spans):
-        if a < pos or text.startswith(REDACTED, a):
-            continue
-        out.append(text[pos:a])
-        out.append(REDACTED)
-        pos = b
-    out.append(text[pos:])
-    return "".join(out)
+    """``text`` with the spans (in any order) replaced, but none that starts at a marker."""
+    return redact_spans(
+        text, ((a, b) for a, b in sorted(spans) if not text.startswith(REDACTED, a))
+    )
 
 
 # A literal compared with a credential name, literal first: if ("…" == password).
