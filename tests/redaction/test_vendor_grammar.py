@@ -111,6 +111,15 @@ def test_bare_key_label_with_a_vendor_shaped_value(form: str, make: Callable[[],
     _hidden(form.format(v=value), value)
 
 
+def test_lower_case_random_keys_are_not_taken_for_words() -> None:
+    """Random lower-case base36 keys after a bare "key" are mostly replaced: a run of letters
+    with vowels is no word while it holds five consonants in a row (random text usually does)."""
+    alphabet = string.ascii_lowercase + string.digits
+    values = [_rand(40, alphabet) for _ in range(400)]
+    hidden = sum(v not in redact_text(f'"key": "{v}"') for v in values)
+    assert hidden >= 0.94 * len(values), hidden
+
+
 @pytest.mark.parametrize(
     "text",
     [

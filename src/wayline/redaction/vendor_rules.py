@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from wayline.redaction._lazyre import lazy_compile
 from wayline.redaction.redact_rules import REDACTED, SecretPattern, redact_spans
-from wayline.redaction.secret_names import made_of_words
+from wayline.redaction.value_shapes import pronounceable
 
 __all__ = [
     "dc_pat_pieces",
@@ -168,7 +168,7 @@ def vendor_key_shaped(value: str) -> bool:
     groups = value.split("-")
     if len(groups) >= 3 and all(len(g) >= 4 and g.isalnum() for g in groups):
         return sum(_GROUP_MIXED.fullmatch(g) is not None for g in groups) >= 2
-    if len(value) < 20 or any(c in value for c in "./+=") or made_of_words(value):
+    if len(value) < 20 or any(c in value for c in "./+=") or pronounceable(value):
         return False  # getUTF8StringFromBase64: a name of words
     pieces = _PIECES.split(value)
     if len(pieces) > 1 and all(p.isdigit() or (p.isalpha() and p.islower()) for p in pieces if p):
