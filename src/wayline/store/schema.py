@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from wayline.contract.private import PrivatePaths
@@ -128,11 +129,34 @@ def remove_index(path: Path) -> None:
 
 def _open(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")  # readers (a web app) go on while a command writes
+    try:
+        _wal(conn)
+    except BaseException:
+        conn.close()
+        raise
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Write-ahead logging, so readers (a web app) go on while a command writes.
+
+    Two processes that open a new index at once both hold a shared lock and both need an
+    exclusive one to switch it to WAL; SQLite then answers one of them "database is locked"
+    at once instead of calling its busy handler (waiting could deadlock), and the way out it
+    documents is to try again. So the switch is retried, until the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _version(conn: sqlite3.Connection) -> str | None:
